@@ -1,0 +1,1 @@
+//! Placeholder: the Arrow dataset schema, writer and reader (issue 3).

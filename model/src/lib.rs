@@ -1,0 +1,1 @@
+//! Placeholder: position encoding and the policy/value network (issue 7).

@@ -1,0 +1,1 @@
+//! Placeholder: MCTS self-play workers (issue 3).

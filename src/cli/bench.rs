@@ -1,0 +1,57 @@
+//! `bench`: speed measurements printed as tables.
+
+use super::CliResult;
+use clap::Subcommand;
+use ninjazero_rules::{perft, Position, Variant};
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Perft nodes/second (single thread, bulk counting at the last ply) from each
+    /// variant's start position, each run for at least `--seconds`.
+    Perft {
+        /// Minimum measuring time per position.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+    },
+}
+
+pub fn run(command: BenchCommand) -> CliResult {
+    match command {
+        BenchCommand::Perft { seconds } => bench_perft(Duration::from_secs_f64(seconds)),
+    }
+}
+
+fn bench_perft(min_time: Duration) -> CliResult {
+    println!(
+        "{:<20} {:>5} {:>14} {:>9} {:>10}",
+        "variant", "depth", "nodes", "seconds", "Mnps"
+    );
+    for variant in Variant::ALL {
+        let pos = Position::start(variant);
+        // Deepen until one perft takes a noticeable share of the budget, then repeat it.
+        let mut depth = 1;
+        while depth < 8 {
+            let start = Instant::now();
+            perft(&pos, depth);
+            if start.elapsed() * 8 > min_time {
+                break;
+            }
+            depth += 1;
+        }
+        let (mut nodes, start) = (0u64, Instant::now());
+        while start.elapsed() < min_time {
+            nodes += perft(&pos, depth);
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "{:<20} {:>5} {:>14} {:>9.2} {:>10.1}",
+            variant.id(),
+            depth,
+            nodes,
+            secs,
+            nodes as f64 / secs / 1e6
+        );
+    }
+    Ok(())
+}

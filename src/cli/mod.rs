@@ -1,0 +1,47 @@
+//! Command definitions and dispatch.
+
+mod bench;
+mod fuzz;
+mod rules_commands;
+
+use clap::{Parser, Subcommand};
+use ninjazero_rules::Variant;
+
+/// NinjaZero: AlphaZero-style self-play training for the ninja chess variants.
+#[derive(Parser, Debug)]
+#[command(name = "ninjazero", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Count the leaf nodes of the legal move tree (move generator test).
+    Perft(rules_commands::PerftArgs),
+    /// List the legal moves of a position, one per line, in RULES.md move text.
+    Moves(rules_commands::MovesArgs),
+    /// Measure speed: `bench perft` reports nodes/second per variant start position.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Throw random and mutated FEN and move text at the parsers; report any panic.
+    Fuzz(fuzz::FuzzArgs),
+}
+
+/// The error type of every command: a message for the user.
+pub type CliResult = Result<(), String>;
+
+pub fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Perft(args) => rules_commands::run_perft(args),
+        Command::Moves(args) => rules_commands::run_moves(args),
+        Command::Bench(command) => bench::run(command),
+        Command::Fuzz(args) => fuzz::run(args),
+    }
+}
+
+/// Parses a variant id for clap, listing the valid ids on error.
+pub fn parse_variant(text: &str) -> Result<Variant, String> {
+    text.parse()
+        .map_err(|e: ninjazero_rules::UnknownVariant| e.to_string())
+}

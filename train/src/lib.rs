@@ -1,0 +1,1 @@
+//! Placeholder: the training loop and piece-value estimation (issues 4, 5).
