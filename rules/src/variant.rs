@@ -173,6 +173,9 @@ pub(crate) struct CastleOption {
     pub rook_to: Square,
 }
 
+/// The castling options of one wing as (Rook file, King to, Rook to) letters.
+type CastleWing = &'static [(u8, u8, u8)];
+
 /// Castling right bits, in FEN order.
 pub(crate) const CASTLE_WHITE_KING: u8 = 1;
 pub(crate) const CASTLE_WHITE_QUEEN: u8 = 2;
@@ -334,25 +337,22 @@ impl Rules {
             Asylum | AsylumFriendlyFire => Role::LoonyRook,
             _ => Role::Rook,
         };
-        // (King file, [(Rook file, King to, Rook to)] per wing), files as letters.
-        let (king_file, king_side, queen_side): (u8, &[(u8, u8, u8)], &[(u8, u8, u8)]) =
-            match variant {
-                Chess | Palace | PalaceScepter => {
-                    (b'e', &[(b'h', b'g', b'f')], &[(b'a', b'c', b'd')])
-                }
-                Asylum | AsylumFriendlyFire => (b'f', &[(b'j', b'i', b'h')], &[(b'a', b'c', b'd')]),
-                InsaneNinja | InsaneNinja2 | InsaneNinjaDrops => (
-                    b'f',
-                    &[(b'i', b'g', b'f'), (b'i', b'h', b'g'), (b'i', b'i', b'h')],
-                    &[
-                        (b'b', b'e', b'f'),
-                        (b'b', b'd', b'e'),
-                        (b'b', b'c', b'd'),
-                        (b'b', b'b', b'c'),
-                    ],
-                ),
-                Ninjutsu => (0, &[], &[]),
-            };
+        // King file, then per wing the options (Rook file, King to, Rook to), as letters.
+        let (king_file, king_side, queen_side): (u8, CastleWing, CastleWing) = match variant {
+            Chess | Palace | PalaceScepter => (b'e', &[(b'h', b'g', b'f')], &[(b'a', b'c', b'd')]),
+            Asylum | AsylumFriendlyFire => (b'f', &[(b'j', b'i', b'h')], &[(b'a', b'c', b'd')]),
+            InsaneNinja | InsaneNinja2 | InsaneNinjaDrops => (
+                b'f',
+                &[(b'i', b'g', b'f'), (b'i', b'h', b'g'), (b'i', b'i', b'h')],
+                &[
+                    (b'b', b'e', b'f'),
+                    (b'b', b'd', b'e'),
+                    (b'b', b'c', b'd'),
+                    (b'b', b'b', b'c'),
+                ],
+            ),
+            Ninjutsu => (0, &[], &[]),
+        };
         let back_rank = [1, last_rank[0]];
         let mut castles = [Vec::new(), Vec::new()];
         let mut castle_keep = [0x0f; MAILBOX];

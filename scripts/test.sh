@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: formatting, lints, unit/integration/doc tests.
+# This is the README's test command and what CI (.ci/run) runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release
