@@ -89,12 +89,12 @@ impl Game {
         self.hashes.push(self.position.hash());
     }
 
-    /// How often the current position has occurred (it counts itself). Only positions since
-    /// the last irreversible move can repeat it.
+    /// How often the current position has occurred (it counts itself). The whole history is
+    /// searched: the 100-ply clock is no bound, since a Ninja Pawn's sideways step resets it
+    /// and can be taken back.
     pub fn repetitions(&self) -> usize {
         let current = self.position.hash();
-        let window = (self.position.halfmove_clock() as usize + 1).min(self.hashes.len());
-        self.hashes[self.hashes.len() - window..]
+        self.hashes
             .iter()
             .rev()
             .step_by(2)

@@ -20,6 +20,9 @@ struct KingSafety {
     /// leaps and steps attack whatever stands between, and adding a piece to a line never
     /// creates an attack (not even for the Loony Rook, which may pass at most one piece).
     lines: SquareSet,
+    /// Whether capturing on one of `lines` can uncover an attack too: without Friendly Fire
+    /// a Loony Rook cannot fire through its own side's piece, but can through the capturer.
+    captures_on_lines_matter: bool,
 }
 
 impl Position {
@@ -491,6 +494,8 @@ impl Position {
             king,
             in_check: self.is_attacked(king, them),
             lines,
+            captures_on_lines_matter: !self.rules.friendly_fire
+                && enemy & Role::LoonyRook.bit() != 0,
         }
     }
 
@@ -509,7 +514,11 @@ impl Position {
             }
             MoveKind::Castle { .. } => self.is_legal_slow(m),
             MoveKind::Normal | MoveKind::Promotion(_) => {
-                if safety.lines.contains(from) {
+                if safety.lines.contains(from)
+                    || (safety.captures_on_lines_matter
+                        && safety.lines.contains(to)
+                        && self.is_enemy(to))
+                {
                     return self.is_legal_slow(m);
                 }
                 let role = cell::role_of(self.board[from as usize]);

@@ -91,7 +91,7 @@ impl fmt::Display for Outcome {
 /// let pos = Position::start(Variant::Asylum);
 /// assert_eq!(pos.legal_moves().len(), 42);
 /// let pos = pos.play(pos.parse_move("e2e5").unwrap()).unwrap();
-/// assert_eq!(pos.to_fen(), "sjbcqkcbjs/pppppppppp/10/10/10/10/4P5/10/PPPP1PPPPP/SJBCQKCBJS b KQkq e3,e4 0 1");
+/// assert_eq!(pos.to_fen(), "sjbcqkcbjs/pppppppppp/10/10/10/4P5/10/10/PPPP1PPPPP/SJBCQKCBJS b KQkq e3,e4 0 1");
 /// ```
 #[derive(Clone)]
 pub struct Position {
