@@ -1,1 +1,31 @@
-//! Placeholder: position encoding and the policy/value network (issue 7).
+//! The NinjaZero model: position → tensor encoding, the move ↔ policy index map, the
+//! policy/value ResNet (libtorch through `tch`), checkpoints, and the batched evaluators the
+//! searcher calls.
+//!
+//! ```no_run
+//! use ninjazero_model::{EvalRequest, Evaluation, Evaluator, Model, NetworkEvaluator, Preset};
+//! use ninjazero_rules::{Position, Variant};
+//!
+//! let model = Model::new(Variant::InsaneNinja, &Preset::Tiny.config(), tch::Device::Cpu);
+//! let mut evaluator = NetworkEvaluator::new(model);
+//! let pos = Position::start(Variant::InsaneNinja);
+//! let moves = pos.legal_moves();
+//! let mut out = vec![Evaluation::default()];
+//! evaluator.evaluate(&[EvalRequest { position: &pos, moves: &moves, repetitions: 1 }], &mut out);
+//! assert_eq!(out[0].priors.len(), moves.len());
+//! ```
+
+pub mod checkpoint;
+pub mod encoding;
+pub mod evaluator;
+pub mod net;
+pub mod policy;
+
+pub use checkpoint::{CheckpointMeta, Model, ModelError};
+pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
+pub use evaluator::{
+    parse_device, EvalRequest, EvalTimings, Evaluation, Evaluator, NetworkEvaluator,
+    UniformEvaluator,
+};
+pub use net::{NetConfig, PolicyValueNet, Preset};
+pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};

@@ -1,0 +1,174 @@
+//! A model: the network's parameters plus what they mean. Saved as `NAME.safetensors` with a
+//! `NAME.json` sidecar (variant, architecture, encoding version, training step, parent).
+
+use crate::encoding::{plane, BoardShape, ENCODING_VERSION};
+use crate::net::{NetConfig, PolicyValueNet};
+use crate::policy::policy_len;
+use ninjazero_rules::Variant;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use tch::{nn, Device};
+
+const FORMAT: &str = "ninjazero-checkpoint";
+
+/// The sidecar: everything needed to rebuild the network and to refuse a mismatched one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    pub format: String,
+    pub variant: String,
+    pub encoding_version: u32,
+    pub architecture: NetConfig,
+    pub input_planes: usize,
+    /// The bounding rectangle the planes cover.
+    pub board_height: usize,
+    pub board_width: usize,
+    pub policy_len: usize,
+    pub training_step: u64,
+    /// File name of the checkpoint this one was trained from.
+    pub parent: Option<String>,
+}
+
+/// Why a checkpoint could not be saved or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a NinjaZero checkpoint sidecar: {reason}")]
+    Sidecar { path: PathBuf, reason: String },
+    #[error("{path} is a {found} model, but {expected} was asked for")]
+    WrongVariant {
+        path: PathBuf,
+        found: String,
+        expected: Variant,
+    },
+    #[error("{path} uses input encoding version {found}; this build reads version {expected}")]
+    WrongEncoding {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error("{path}: {source}")]
+    Torch {
+        path: PathBuf,
+        source: tch::TchError,
+    },
+}
+
+/// A network with its parameter store and metadata.
+#[derive(Debug)]
+pub struct Model {
+    pub vs: nn::VarStore,
+    pub net: PolicyValueNet,
+    pub meta: CheckpointMeta,
+}
+
+/// The sidecar path of a checkpoint: the same name with `.json`.
+pub fn sidecar_path(checkpoint: &Path) -> PathBuf {
+    checkpoint.with_extension("json")
+}
+
+impl Model {
+    /// A freshly initialised network for `variant`.
+    pub fn new(variant: Variant, config: &NetConfig, device: Device) -> Model {
+        let shape = BoardShape::of(variant);
+        let vs = nn::VarStore::new(device);
+        let net = PolicyValueNet::new(&vs.root(), config, shape);
+        let meta = CheckpointMeta {
+            format: FORMAT.to_string(),
+            variant: variant.id().to_string(),
+            encoding_version: ENCODING_VERSION,
+            architecture: config.clone(),
+            input_planes: plane::COUNT,
+            board_height: shape.height,
+            board_width: shape.width,
+            policy_len: policy_len(&shape),
+            training_step: 0,
+            parent: None,
+        };
+        Model { vs, net, meta }
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.net.shape.variant
+    }
+
+    /// Writes `path` (safetensors; the name should end in `.safetensors`) and its sidecar.
+    pub fn save(&self, path: &Path) -> Result<(), ModelError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| ModelError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        self.vs.save(path).map_err(|source| ModelError::Torch {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let sidecar = sidecar_path(path);
+        let json = serde_json::to_string_pretty(&self.meta).expect("metadata serialises");
+        std::fs::write(&sidecar, json + "\n").map_err(|source| ModelError::Io {
+            path: sidecar,
+            source,
+        })
+    }
+
+    /// Loads a checkpoint, refusing one made for another variant (when `expected` is given)
+    /// or another input encoding.
+    pub fn load(
+        path: &Path,
+        expected: Option<Variant>,
+        device: Device,
+    ) -> Result<Model, ModelError> {
+        let meta = read_sidecar(path)?;
+        let variant: Variant =
+            meta.variant
+                .parse()
+                .map_err(|e: ninjazero_rules::UnknownVariant| ModelError::Sidecar {
+                    path: sidecar_path(path),
+                    reason: e.to_string(),
+                })?;
+        if let Some(expected) = expected.filter(|&v| v != variant) {
+            return Err(ModelError::WrongVariant {
+                path: path.to_path_buf(),
+                found: meta.variant,
+                expected,
+            });
+        }
+        if meta.encoding_version != ENCODING_VERSION {
+            return Err(ModelError::WrongEncoding {
+                path: path.to_path_buf(),
+                found: meta.encoding_version,
+                expected: ENCODING_VERSION,
+            });
+        }
+        let mut model = Model::new(variant, &meta.architecture, device);
+        model.vs.load(path).map_err(|source| ModelError::Torch {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        model.meta = meta;
+        Ok(model)
+    }
+}
+
+fn read_sidecar(checkpoint: &Path) -> Result<CheckpointMeta, ModelError> {
+    let path = sidecar_path(checkpoint);
+    let text = std::fs::read_to_string(&path).map_err(|source| ModelError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|e| ModelError::Sidecar {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    if meta.format != FORMAT {
+        return Err(ModelError::Sidecar {
+            path,
+            reason: format!("format is '{}', expected '{FORMAT}'", meta.format),
+        });
+    }
+    Ok(meta)
+}

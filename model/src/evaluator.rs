@@ -1,0 +1,220 @@
+//! The searcher-facing evaluation interface and its two implementations.
+
+use crate::checkpoint::Model;
+use crate::encoding::{encode_position, BoardShape};
+use crate::policy::{move_index, policy_len};
+use ninjazero_rules::{Move, Position};
+use std::time::{Duration, Instant};
+use tch::{Device, Kind, Tensor};
+
+/// One position to evaluate: the position, its legal moves (in the order the priors are
+/// wanted) and how often it has occurred in the game (itself included).
+#[derive(Clone, Copy, Debug)]
+pub struct EvalRequest<'a> {
+    pub position: &'a Position,
+    pub moves: &'a [Move],
+    pub repetitions: u32,
+}
+
+/// The result for one position. `priors` is reused between calls (no reallocation once it
+/// has grown to the largest move count).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    /// Prior probability of each requested move, summing to 1.
+    pub priors: Vec<f32>,
+    /// Win, draw, loss probabilities for the side to move.
+    pub wdl: [f32; 3],
+}
+
+impl Evaluation {
+    /// Expected score in [-1, 1] for the side to move.
+    pub fn value(&self) -> f32 {
+        self.wdl[0] - self.wdl[2]
+    }
+}
+
+/// Where an evaluator's time went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EvalTimings {
+    pub positions: u64,
+    pub batches: u64,
+    /// Writing input planes.
+    pub encode: Duration,
+    /// Building the input tensor, the forward pass and copying outputs back.
+    pub forward: Duration,
+    /// Softmax over each position's legal moves.
+    pub decode: Duration,
+}
+
+/// Gives priors over legal moves and a WDL value for a batch of positions.
+pub trait Evaluator {
+    /// Fills `out[i]` for `batch[i]`; `out` has at least `batch.len()` entries.
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]);
+
+    /// Time spent so far.
+    fn timings(&self) -> EvalTimings;
+}
+
+/// Uniform priors and an even WDL: search from nothing but the rules.
+#[derive(Clone, Debug, Default)]
+pub struct UniformEvaluator {
+    timings: EvalTimings,
+}
+
+impl Evaluator for UniformEvaluator {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
+        for (request, result) in batch.iter().zip(out.iter_mut()) {
+            let p = 1.0 / request.moves.len().max(1) as f32;
+            result.priors.clear();
+            result.priors.resize(request.moves.len(), p);
+            result.wdl = [1.0 / 3.0; 3];
+        }
+        self.timings.positions += batch.len() as u64;
+        self.timings.batches += 1;
+    }
+
+    fn timings(&self) -> EvalTimings {
+        self.timings
+    }
+}
+
+/// The policy/value network: one forward pass per batch; input and output buffers are kept
+/// between calls.
+pub struct NetworkEvaluator {
+    model: Model,
+    device: Device,
+    input: Vec<f32>,
+    policy: Vec<f32>,
+    wdl: Vec<f32>,
+    timings: EvalTimings,
+}
+
+impl NetworkEvaluator {
+    pub fn new(model: Model) -> NetworkEvaluator {
+        let device = model.vs.device();
+        NetworkEvaluator {
+            model,
+            device,
+            input: Vec::new(),
+            policy: Vec::new(),
+            wdl: Vec::new(),
+            timings: EvalTimings::default(),
+        }
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Runs the network on already encoded inputs (`n` positions) into the output buffers.
+    fn forward(&mut self, n: usize) {
+        let shape = self.model.net.shape;
+        let policy_size = policy_len(&shape);
+        let dims = [
+            n as i64,
+            crate::encoding::plane::COUNT as i64,
+            shape.height as i64,
+            shape.width as i64,
+        ];
+        let xs = Tensor::from_slice(&self.input[..n * shape.input_len()])
+            .view(dims)
+            .to_device(self.device);
+        let (policy, wdl) = tch::no_grad(|| self.model.net.forward(&xs, false));
+        let policy = policy.to_device(Device::Cpu).to_kind(Kind::Float);
+        let wdl = wdl.softmax(-1, Kind::Float).to_device(Device::Cpu);
+        grow(&mut self.policy, n * policy_size);
+        grow(&mut self.wdl, n * 3);
+        policy.copy_data(&mut self.policy[..n * policy_size], n * policy_size);
+        wdl.copy_data(&mut self.wdl[..n * 3], n * 3);
+    }
+}
+
+fn grow(buffer: &mut Vec<f32>, len: usize) {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
+    }
+}
+
+impl Evaluator for NetworkEvaluator {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
+        let n = batch.len();
+        if n == 0 {
+            return;
+        }
+        let shape = self.model.net.shape;
+        let input_len = shape.input_len();
+        let start = Instant::now();
+        grow(&mut self.input, n * input_len);
+        for (request, slot) in batch.iter().zip(self.input.chunks_exact_mut(input_len)) {
+            encode_position(&shape, request.position, request.repetitions, slot);
+        }
+        let encoded = Instant::now();
+        self.forward(n);
+        let forwarded = Instant::now();
+        let policy_size = policy_len(&shape);
+        for (i, (request, result)) in batch.iter().zip(out.iter_mut()).enumerate() {
+            let logits = &self.policy[i * policy_size..(i + 1) * policy_size];
+            softmax_over_moves(&shape, request, logits, &mut result.priors);
+            result.wdl.copy_from_slice(&self.wdl[i * 3..i * 3 + 3]);
+        }
+        let t = &mut self.timings;
+        t.encode += encoded - start;
+        t.forward += forwarded - encoded;
+        t.decode += forwarded.elapsed();
+        t.positions += n as u64;
+        t.batches += 1;
+    }
+
+    fn timings(&self) -> EvalTimings {
+        self.timings
+    }
+}
+
+/// The network's policy restricted to the legal moves and normalised.
+fn softmax_over_moves(
+    shape: &BoardShape,
+    request: &EvalRequest<'_>,
+    logits: &[f32],
+    priors: &mut Vec<f32>,
+) {
+    priors.clear();
+    priors.extend(
+        request
+            .moves
+            .iter()
+            .map(|&m| logits[move_index(shape, request.position, m)]),
+    );
+    let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for p in priors.iter_mut() {
+        *p = (*p - max).exp();
+        sum += *p;
+    }
+    for p in priors.iter_mut() {
+        *p /= sum;
+    }
+}
+
+/// Parses `--device`: `cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available).
+pub fn parse_device(text: &str) -> Result<Device, String> {
+    let cuda = |index: usize| {
+        if tch::Cuda::is_available() && index < tch::Cuda::device_count() as usize {
+            Ok(Device::Cuda(index))
+        } else {
+            Err(format!(
+                "device '{text}' asked for, but this machine has no such CUDA device"
+            ))
+        }
+    };
+    match text {
+        "cpu" => Ok(Device::Cpu),
+        "auto" => Ok(Device::cuda_if_available()),
+        "cuda" => cuda(0),
+        _ => match text.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
+            Some(index) => cuda(index),
+            None => Err(format!(
+                "unknown device '{text}' (expected cpu, cuda, cuda:N or auto)"
+            )),
+        },
+    }
+}

@@ -1,0 +1,262 @@
+//! The policy/value network: a ResNet trunk (optionally with squeeze-excitation), a
+//! convolutional policy head over the move-kind planes and a win/draw/loss value head.
+//!
+//! Parameter names (`input.conv.weight`, `blocks.0.conv1.weight`, …) match
+//! `scripts/reference_net.py`, which rebuilds the same network in PyTorch.
+
+use crate::encoding::{plane, BoardShape};
+use crate::policy::{policy_len, MOVE_KINDS};
+use serde::{Deserialize, Serialize};
+use tch::nn;
+use tch::Tensor;
+
+/// Architecture hyper-parameters; stored in every checkpoint's sidecar.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetConfig {
+    pub blocks: usize,
+    pub channels: i64,
+    pub squeeze_excitation: bool,
+    /// Channels of the value head's 1x1 convolution.
+    pub value_channels: i64,
+    /// Width of the value head's hidden layer.
+    pub value_hidden: i64,
+}
+
+/// Named network sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// 2 blocks x 32 channels: tests and the README demo.
+    Tiny,
+    /// 6 blocks x 64 channels: self-play and training on a CPU.
+    Cpu,
+    /// 12 blocks x 192 channels with squeeze-excitation: GPU machines.
+    Gpu,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 3] = [Preset::Tiny, Preset::Cpu, Preset::Gpu];
+
+    pub fn config(self) -> NetConfig {
+        let (blocks, channels, squeeze_excitation) = match self {
+            Preset::Tiny => (2, 32, false),
+            Preset::Cpu => (6, 64, false),
+            Preset::Gpu => (12, 192, true),
+        };
+        NetConfig {
+            blocks,
+            channels,
+            squeeze_excitation,
+            value_channels: 32,
+            value_hidden: 128,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Tiny => "tiny",
+            Preset::Cpu => "cpu",
+            Preset::Gpu => "gpu",
+        }
+    }
+}
+
+impl std::str::FromStr for Preset {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Preset, String> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == text)
+            .ok_or_else(|| format!("unknown network preset '{text}' (expected tiny, cpu or gpu)"))
+    }
+}
+
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl NetConfig {
+    /// Floating-point operations of one position's forward pass (a multiply-add counts
+    /// two), counting convolutions directly.
+    pub fn flops_per_position(&self, shape: &BoardShape) -> f64 {
+        let cells = shape.cells() as f64;
+        let c = self.channels as f64;
+        let conv = |inputs: f64, outputs: f64, kernel: f64| 2.0 * kernel * inputs * outputs * cells;
+        let trunk = conv(plane::COUNT as f64, c, 9.0) + self.blocks as f64 * 2.0 * conv(c, c, 9.0);
+        let policy = conv(c, c, 1.0) + conv(c, MOVE_KINDS as f64, 1.0);
+        let v = self.value_channels as f64;
+        let h = self.value_hidden as f64;
+        let value = conv(c, v, 1.0) + 2.0 * v * cells * h + 2.0 * h * 3.0;
+        trunk + policy + value
+    }
+}
+
+/// Convolution (no bias), batch norm and ReLU, named `PATH.conv` and `PATH.bn`.
+#[derive(Debug)]
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(path: nn::Path, inputs: i64, outputs: i64, kernel: i64) -> ConvBn {
+        let config = nn::ConvConfig {
+            padding: kernel / 2,
+            bias: false,
+            ..Default::default()
+        };
+        ConvBn {
+            conv: nn::conv2d(&path / "conv", inputs, outputs, kernel, config),
+            bn: nn::batch_norm2d(&path / "bn", outputs, Default::default()),
+        }
+    }
+
+    /// Without the ReLU (the residual adds before it).
+    fn forward_linear(&self, xs: &Tensor, train: bool) -> Tensor {
+        xs.apply(&self.conv).apply_t(&self.bn, train)
+    }
+
+    fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
+        self.forward_linear(xs, train).relu()
+    }
+}
+
+/// Channel gating from globally pooled features.
+#[derive(Debug)]
+struct SqueezeExcitation {
+    reduce: nn::Linear,
+    expand: nn::Linear,
+}
+
+impl SqueezeExcitation {
+    fn forward(&self, xs: &Tensor) -> Tensor {
+        let (n, c) = (xs.size()[0], xs.size()[1]);
+        let gate = xs
+            .mean_dim(&[2i64, 3][..], false, xs.kind())
+            .apply(&self.reduce)
+            .relu()
+            .apply(&self.expand)
+            .sigmoid()
+            .view([n, c, 1, 1]);
+        xs * gate
+    }
+}
+
+#[derive(Debug)]
+struct ResidualBlock {
+    first: ConvBn,
+    second: ConvBn,
+    se: Option<SqueezeExcitation>,
+}
+
+impl ResidualBlock {
+    fn new(path: nn::Path, channels: i64, se: bool) -> ResidualBlock {
+        ResidualBlock {
+            first: ConvBn::new(&path / "conv1", channels, channels, 3),
+            second: ConvBn::new(&path / "conv2", channels, channels, 3),
+            se: se.then(|| SqueezeExcitation {
+                reduce: nn::linear(
+                    &path / "se_reduce",
+                    channels,
+                    channels / 4,
+                    Default::default(),
+                ),
+                expand: nn::linear(
+                    &path / "se_expand",
+                    channels / 4,
+                    channels,
+                    Default::default(),
+                ),
+            }),
+        }
+    }
+
+    fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
+        let mut out = self
+            .second
+            .forward_linear(&self.first.forward(xs, train), train);
+        if let Some(se) = &self.se {
+            out = se.forward(&out);
+        }
+        (out + xs).relu()
+    }
+}
+
+/// The network. Inputs: `[N, planes, height, width]`; outputs: policy logits `[N, policy]`
+/// and win/draw/loss logits `[N, 3]` from the side to move's view.
+#[derive(Debug)]
+pub struct PolicyValueNet {
+    pub config: NetConfig,
+    pub shape: BoardShape,
+    input: ConvBn,
+    blocks: Vec<ResidualBlock>,
+    policy_hidden: ConvBn,
+    policy_out: nn::Conv2D,
+    value_hidden: ConvBn,
+    value_fc: nn::Linear,
+    value_out: nn::Linear,
+}
+
+impl PolicyValueNet {
+    /// Creates the parameters under `root` (freshly initialised).
+    pub fn new(root: &nn::Path, config: &NetConfig, shape: BoardShape) -> PolicyValueNet {
+        let c = config.channels;
+        let v = config.value_channels;
+        let cells = shape.cells() as i64;
+        let policy_path = root / "policy";
+        let value_path = root / "value";
+        PolicyValueNet {
+            input: ConvBn::new(root / "input", plane::COUNT as i64, c, 3),
+            blocks: (0..config.blocks)
+                .map(|i| ResidualBlock::new(root / "blocks" / i, c, config.squeeze_excitation))
+                .collect(),
+            policy_hidden: ConvBn::new(&policy_path / "hidden", c, c, 1),
+            policy_out: nn::conv2d(
+                &policy_path / "out",
+                c,
+                MOVE_KINDS as i64,
+                1,
+                Default::default(),
+            ),
+            value_hidden: ConvBn::new(&value_path / "hidden", c, v, 1),
+            value_fc: nn::linear(
+                &value_path / "fc",
+                v * cells,
+                config.value_hidden,
+                Default::default(),
+            ),
+            value_out: nn::linear(
+                &value_path / "out",
+                config.value_hidden,
+                3,
+                Default::default(),
+            ),
+            config: config.clone(),
+            shape,
+        }
+    }
+
+    /// Policy logits and WDL logits.
+    pub fn forward(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let n = xs.size()[0];
+        let mut trunk = self.input.forward(xs, train);
+        for block in &self.blocks {
+            trunk = block.forward(&trunk, train);
+        }
+        let policy = self
+            .policy_hidden
+            .forward(&trunk, train)
+            .apply(&self.policy_out)
+            .view([n, policy_len(&self.shape) as i64]);
+        let value = self
+            .value_hidden
+            .forward(&trunk, train)
+            .view([n, -1])
+            .apply(&self.value_fc)
+            .relu()
+            .apply(&self.value_out);
+        (policy, value)
+    }
+}

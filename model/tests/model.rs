@@ -1,0 +1,224 @@
+//! Encoding, policy map, network, checkpoints and the PyTorch reference.
+
+use ninjazero_model::{
+    decode_move, move_index, policy_len, BoardShape, EvalRequest, Evaluation, Evaluator, Model,
+    ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator,
+};
+use ninjazero_rules::{MoveKind, Position, Variant};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use tch::{Device, Tensor};
+
+/// Positions from seeded random games of `variant`.
+fn random_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut positions = Vec::new();
+    for _ in 0..games {
+        let mut pos = Position::start(variant);
+        for _ in 0..rng.random_range(20..160) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            positions.push(pos.clone());
+            pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+    }
+    positions
+}
+
+#[test]
+fn every_legal_move_has_its_own_policy_index_and_decodes_back() {
+    for variant in Variant::ALL {
+        let shape = BoardShape::of(variant);
+        let mut special = HashSet::new();
+        let positions = random_positions(variant, 40, 7);
+        assert!(
+            positions.len() > 2000,
+            "{variant}: {} positions",
+            positions.len()
+        );
+        for pos in &positions {
+            let moves = pos.legal_moves();
+            let mut seen = HashSet::new();
+            for &m in &moves {
+                let index = move_index(&shape, pos, m);
+                assert!(index < policy_len(&shape), "{variant} {m}");
+                assert!(
+                    seen.insert(index),
+                    "{variant}: two moves share index {index} in {pos:?}"
+                );
+                assert_eq!(decode_move(&shape, pos, index), Some(m), "{variant} {m}");
+                special.insert(std::mem::discriminant(&m.kind));
+            }
+        }
+        let castles = std::mem::discriminant(&MoveKind::Castle {
+            rook: "a1".parse().unwrap(),
+        });
+        assert_eq!(
+            special.contains(&castles),
+            variant != Variant::Ninjutsu,
+            "{variant}"
+        );
+        let drops = std::mem::discriminant(&MoveKind::Drop);
+        assert_eq!(
+            special.contains(&drops),
+            variant == Variant::InsaneNinjaDrops,
+            "{variant}"
+        );
+    }
+}
+
+fn evaluate(evaluator: &mut dyn Evaluator, positions: &[Position]) -> Vec<Evaluation> {
+    let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+    let requests: Vec<_> = positions
+        .iter()
+        .zip(&moves)
+        .map(|(position, moves)| EvalRequest {
+            position,
+            moves,
+            repetitions: 1,
+        })
+        .collect();
+    let mut out = vec![Evaluation::default(); requests.len()];
+    evaluator.evaluate(&requests, &mut out);
+    out
+}
+
+#[test]
+fn network_priors_cover_the_legal_moves_and_sum_to_one() {
+    let variant = Variant::AsylumFriendlyFire;
+    let positions = random_positions(variant, 2, 3);
+    let mut evaluator =
+        NetworkEvaluator::new(Model::new(variant, &Preset::Tiny.config(), Device::Cpu));
+    let results = evaluate(&mut evaluator, &positions[..16]);
+    for (pos, result) in positions.iter().zip(&results) {
+        assert_eq!(result.priors.len(), pos.legal_moves().len());
+        let sum: f32 = result.priors.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "priors sum to {sum}");
+        assert!(result.priors.iter().all(|&p| p > 0.0));
+        let wdl: f32 = result.wdl.iter().sum();
+        assert!((wdl - 1.0).abs() < 1e-4);
+    }
+    let timings = evaluator.timings();
+    assert_eq!((timings.positions, timings.batches), (16, 1));
+
+    let uniform = evaluate(&mut UniformEvaluator::default(), &positions[..4]);
+    for (pos, result) in positions.iter().zip(&uniform) {
+        let n = pos.legal_moves().len() as f32;
+        assert!(result.priors.iter().all(|&p| (p - 1.0 / n).abs() < 1e-6));
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ninjazero-test-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A small network with squeeze-excitation whose batch-norm statistics are not trivial.
+fn trained_looking_model(variant: Variant) -> Model {
+    tch::manual_seed(11);
+    let config = NetConfig {
+        squeeze_excitation: true,
+        ..Preset::Tiny.config()
+    };
+    let model = Model::new(variant, &config, Device::Cpu);
+    let shape = model.net.shape;
+    let xs = Tensor::rand(
+        [8, 42, shape.height as i64, shape.width as i64],
+        (tch::Kind::Float, Device::Cpu),
+    );
+    for _ in 0..3 {
+        let _ = model.net.forward(&xs, true);
+    }
+    model
+}
+
+#[test]
+fn checkpoints_round_trip_and_refuse_the_wrong_variant() {
+    let dir = temp_dir("checkpoint");
+    let path = dir.join("gen-0001.safetensors");
+    let variant = Variant::Ninjutsu;
+    let model = trained_looking_model(variant);
+    model.save(&path).unwrap();
+    let loaded = Model::load(&path, Some(variant), Device::Cpu).unwrap();
+    assert_eq!(loaded.meta, model.meta);
+    let positions = random_positions(variant, 1, 5);
+    let a = evaluate(&mut NetworkEvaluator::new(model), &positions[..8]);
+    let b = evaluate(&mut NetworkEvaluator::new(loaded), &positions[..8]);
+    assert_eq!(a, b);
+
+    let wrong = Model::load(&path, Some(Variant::Chess), Device::Cpu).unwrap_err();
+    assert!(matches!(wrong, ModelError::WrongVariant { .. }), "{wrong}");
+    assert!(wrong.to_string().contains("ninjutsu"), "{wrong}");
+
+    let sidecar = dir.join("gen-0001.json");
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(
+        &sidecar,
+        text.replace("\"encoding_version\": 1", "\"encoding_version\": 99"),
+    )
+    .unwrap();
+    let old = Model::load(&path, None, Device::Cpu).unwrap_err();
+    assert!(
+        matches!(old, ModelError::WrongEncoding { found: 99, .. }),
+        "{old}"
+    );
+    std::fs::write(&sidecar, "{ not json").unwrap();
+    let corrupt = Model::load(&path, None, Device::Cpu).unwrap_err();
+    assert!(corrupt.to_string().contains("gen-0001.json"), "{corrupt}");
+    let missing = Model::load(&dir.join("nothing.safetensors"), None, Device::Cpu).unwrap_err();
+    assert!(missing.to_string().contains("nothing.json"), "{missing}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The same checkpoint and inputs in plain PyTorch give the same outputs (within 1e-5).
+#[test]
+fn pytorch_reference_reproduces_the_outputs() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "run scripts/setup.sh first: {} is missing",
+        python.display()
+    );
+    let dir = temp_dir("parity");
+    let variant = Variant::InsaneNinjaDrops;
+    let model = trained_looking_model(variant);
+    let checkpoint = dir.join("model.safetensors");
+    model.save(&checkpoint).unwrap();
+
+    let shape = model.net.shape;
+    let positions = random_positions(variant, 1, 9);
+    let mut input = vec![0.0f32; 12 * shape.input_len()];
+    for (pos, slot) in positions
+        .iter()
+        .zip(input.chunks_exact_mut(shape.input_len()))
+    {
+        ninjazero_model::encode_position(&shape, pos, 1, slot);
+    }
+    let xs = Tensor::from_slice(&input).view([12, 42, shape.height as i64, shape.width as i64]);
+    let (policy, wdl) = tch::no_grad(|| model.net.forward(&xs, false));
+    let io = dir.join("io.safetensors");
+    Tensor::write_safetensors(&[("input", &xs), ("policy", &policy), ("wdl", &wdl)], &io).unwrap();
+
+    let output = std::process::Command::new(&python)
+        .arg(root.join("scripts/reference_net.py"))
+        .args(["parity", "--checkpoint"])
+        .arg(&checkpoint)
+        .arg("--io")
+        .arg(&io)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "reference_net.py parity failed:\n{report}"
+    );
+    assert!(report.contains("max abs difference"), "{report}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
