@@ -69,11 +69,19 @@ class Net(nn.Module):
         self.value.fc = nn.Linear(v * height * width, arch["value_hidden"])
         self.value.out = nn.Linear(arch["value_hidden"], 3)
 
+    def use_channels_last(self):
+        """Convolution weights in channels-last order, as model/src/net.rs stores them."""
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    m.weight.data = m.weight.data.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        return self
+
     def forward(self, x):
         x = self.input(x)
         for block in self.blocks:
             x = block(x)
-        policy = self.policy.out(self.policy.hidden(x)).flatten(1)
+        policy = self.policy.out(self.policy.hidden(x)).permute(0, 2, 3, 1).flatten(1)
         value = self.value.out(torch.relu(self.value.fc(self.value.hidden(x).flatten(1))))
         return policy, value
 
@@ -82,7 +90,7 @@ def build(sidecar_path):
     with open(sidecar_path) as f:
         meta = json.load(f)
     height, width = meta["board_height"], meta["board_width"]
-    return Net(meta["architecture"], height, width).eval(), height, width
+    return Net(meta["architecture"], height, width).use_channels_last().eval(), height, width
 
 
 def parity(args):
@@ -101,20 +109,22 @@ def parity(args):
 
 
 def bench(args):
+    """Reads "BATCH SECONDS" lines on stdin and answers each with a JSON line, so that the
+    caller can interleave these measurements with its own."""
     torch.set_num_threads(args.threads)
     net, height, width = build(args.sidecar)
-    results = []
-    for batch in [int(b) for b in args.batches.split(",")]:
+    print("ready", flush=True)
+    for line in sys.stdin:
+        batch, seconds = int(line.split()[0]), float(line.split()[1])
         x = torch.rand(batch, INPUT_PLANES, height, width)
         with torch.no_grad():
             net(x)  # warm-up
             runs, start = 0, time.perf_counter()
-            while runs == 0 or time.perf_counter() - start < args.seconds:
+            while runs == 0 or time.perf_counter() - start < seconds:
                 net(x)
                 runs += 1
             elapsed = time.perf_counter() - start
-        results.append({"batch": batch, "positions_per_s": batch * runs / elapsed})
-    print(json.dumps(results))
+        print(json.dumps({"batch": batch, "positions_per_s": batch * runs / elapsed}), flush=True)
 
 
 def main():
@@ -124,11 +134,10 @@ def main():
     p.add_argument("--checkpoint", required=True, help="NAME.safetensors (NAME.json beside it)")
     p.add_argument("--io", required=True, help="safetensors file with input, policy and wdl")
     p.add_argument("--tolerance", type=float, default=1e-5)
-    b = sub.add_parser("bench", help="positions/s of the network described by a sidecar")
+    b = sub.add_parser("bench", help="positions/s of the network described by a sidecar, "
+                       "for each 'BATCH SECONDS' line read from stdin")
     b.add_argument("--sidecar", required=True)
-    b.add_argument("--batches", default="1,2,4,8,16,32,64,128,256,512,1024")
     b.add_argument("--threads", type=int, default=2)
-    b.add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args()
     parity(args) if args.command == "parity" else bench(args)
 

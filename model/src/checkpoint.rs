@@ -7,7 +7,7 @@ use crate::policy::policy_len;
 use ninjazero_rules::Variant;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use tch::{nn, Device};
+use tch::{nn, Device, Tensor};
 
 const FORMAT: &str = "ninjazero-checkpoint";
 
@@ -76,6 +76,7 @@ impl Model {
         let shape = BoardShape::of(variant);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config, shape);
+        crate::net::use_channels_last(&vs);
         let meta = CheckpointMeta {
             format: FORMAT.to_string(),
             variant: variant.id().to_string(),
@@ -103,7 +104,14 @@ impl Model {
                 source,
             })?;
         }
-        self.vs.save(path).map_err(|source| ModelError::Torch {
+        // Weights are stored channels-last in memory; the file holds plain contiguous ones.
+        let named: Vec<(String, Tensor)> = self
+            .vs
+            .variables()
+            .into_iter()
+            .map(|(name, tensor)| (name, tensor.contiguous()))
+            .collect();
+        Tensor::write_safetensors(&named, path).map_err(|source| ModelError::Torch {
             path: path.to_path_buf(),
             source,
         })?;

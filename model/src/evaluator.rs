@@ -1,7 +1,7 @@
 //! The searcher-facing evaluation interface and its two implementations.
 
 use crate::checkpoint::Model;
-use crate::encoding::{encode_position, BoardShape};
+use crate::encoding::{encode_position, plane};
 use crate::policy::{move_index, policy_len};
 use ninjazero_rules::{Move, Position};
 use std::time::{Duration, Instant};
@@ -38,9 +38,9 @@ impl Evaluation {
 pub struct EvalTimings {
     pub positions: u64,
     pub batches: u64,
-    /// Writing input planes.
+    /// Writing input planes and the legal moves' policy indices.
     pub encode: Duration,
-    /// Building the input tensor, the forward pass and copying outputs back.
+    /// Building the input tensor, the forward pass and copying the outputs back.
     pub forward: Duration,
     /// Softmax over each position's legal moves.
     pub decode: Duration,
@@ -79,12 +79,14 @@ impl Evaluator for UniformEvaluator {
 }
 
 /// The policy/value network: one forward pass per batch; input and output buffers are kept
-/// between calls.
+/// between calls. Only the legal moves' logits leave the device.
 pub struct NetworkEvaluator {
     model: Model,
     device: Device,
     input: Vec<f32>,
-    policy: Vec<f32>,
+    /// Flat indices (`position * policy_len + move_index`) of the wanted logits.
+    wanted: Vec<i64>,
+    logits: Vec<f32>,
     wdl: Vec<f32>,
     timings: EvalTimings,
 }
@@ -96,7 +98,8 @@ impl NetworkEvaluator {
             model,
             device,
             input: Vec::new(),
-            policy: Vec::new(),
+            wanted: Vec::new(),
+            logits: Vec::new(),
             wdl: Vec::new(),
             timings: EvalTimings::default(),
         }
@@ -106,32 +109,62 @@ impl NetworkEvaluator {
         &self.model
     }
 
-    /// Runs the network on already encoded inputs (`n` positions) into the output buffers.
+    /// Writes the input planes and the wanted logit indices of `batch`.
+    fn encode(&mut self, batch: &[EvalRequest<'_>]) {
+        let shape = self.model.net.shape;
+        let (input_len, policy_size) = (shape.input_len(), policy_len(&shape));
+        grow(&mut self.input, batch.len() * input_len);
+        self.wanted.clear();
+        for (i, (request, slot)) in batch
+            .iter()
+            .zip(self.input.chunks_exact_mut(input_len))
+            .enumerate()
+        {
+            encode_position(&shape, request.position, request.repetitions, slot);
+            let base = (i * policy_size) as i64;
+            self.wanted.extend(
+                request
+                    .moves
+                    .iter()
+                    .map(|&m| base + move_index(&shape, request.position, m) as i64),
+            );
+        }
+    }
+
+    /// One forward pass over the encoded batch; gathers the wanted logits and the WDL.
     fn forward(&mut self, n: usize) {
         let shape = self.model.net.shape;
-        let policy_size = policy_len(&shape);
         let dims = [
             n as i64,
-            crate::encoding::plane::COUNT as i64,
+            plane::COUNT as i64,
             shape.height as i64,
             shape.width as i64,
         ];
         let xs = Tensor::from_slice(&self.input[..n * shape.input_len()])
             .view(dims)
             .to_device(self.device);
-        let (policy, wdl) = tch::no_grad(|| self.model.net.forward(&xs, false));
-        let policy = policy.to_device(Device::Cpu).to_kind(Kind::Float);
-        let wdl = wdl.softmax(-1, Kind::Float).to_device(Device::Cpu);
-        grow(&mut self.policy, n * policy_size);
+        let wanted = Tensor::from_slice(&self.wanted).to_device(self.device);
+        let (logits, wdl) = tch::no_grad(|| {
+            let (policy, wdl) = self.model.net.forward(&xs, false);
+            (
+                policy.reshape([-1]).index_select(0, &wanted),
+                wdl.softmax(-1, Kind::Float),
+            )
+        });
+        let count = self.wanted.len();
+        grow(&mut self.logits, count);
         grow(&mut self.wdl, n * 3);
-        policy.copy_data(&mut self.policy[..n * policy_size], n * policy_size);
-        wdl.copy_data(&mut self.wdl[..n * 3], n * 3);
+        logits
+            .to_device(Device::Cpu)
+            .copy_data(&mut self.logits[..count], count);
+        wdl.to_device(Device::Cpu)
+            .copy_data(&mut self.wdl[..n * 3], n * 3);
     }
 }
 
-fn grow(buffer: &mut Vec<f32>, len: usize) {
+fn grow<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) {
     if buffer.len() < len {
-        buffer.resize(len, 0.0);
+        buffer.resize(len, T::default());
     }
 }
 
@@ -141,20 +174,16 @@ impl Evaluator for NetworkEvaluator {
         if n == 0 {
             return;
         }
-        let shape = self.model.net.shape;
-        let input_len = shape.input_len();
         let start = Instant::now();
-        grow(&mut self.input, n * input_len);
-        for (request, slot) in batch.iter().zip(self.input.chunks_exact_mut(input_len)) {
-            encode_position(&shape, request.position, request.repetitions, slot);
-        }
+        self.encode(batch);
         let encoded = Instant::now();
         self.forward(n);
         let forwarded = Instant::now();
-        let policy_size = policy_len(&shape);
+        let mut offset = 0;
         for (i, (request, result)) in batch.iter().zip(out.iter_mut()).enumerate() {
-            let logits = &self.policy[i * policy_size..(i + 1) * policy_size];
-            softmax_over_moves(&shape, request, logits, &mut result.priors);
+            let count = request.moves.len();
+            softmax_into(&self.logits[offset..offset + count], &mut result.priors);
+            offset += count;
             result.wdl.copy_from_slice(&self.wdl[i * 3..i * 3 + 3]);
         }
         let t = &mut self.timings;
@@ -170,29 +199,13 @@ impl Evaluator for NetworkEvaluator {
     }
 }
 
-/// The network's policy restricted to the legal moves and normalised.
-fn softmax_over_moves(
-    shape: &BoardShape,
-    request: &EvalRequest<'_>,
-    logits: &[f32],
-    priors: &mut Vec<f32>,
-) {
+/// Normalised probabilities from logits.
+fn softmax_into(logits: &[f32], priors: &mut Vec<f32>) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     priors.clear();
-    priors.extend(
-        request
-            .moves
-            .iter()
-            .map(|&m| logits[move_index(shape, request.position, m)]),
-    );
-    let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for p in priors.iter_mut() {
-        *p = (*p - max).exp();
-        sum += *p;
-    }
-    for p in priors.iter_mut() {
-        *p /= sum;
-    }
+    priors.extend(logits.iter().map(|&l| (l - max).exp()));
+    let sum: f32 = priors.iter().sum();
+    priors.iter_mut().for_each(|p| *p /= sum);
 }
 
 /// Parses `--device`: `cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available).

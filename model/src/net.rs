@@ -249,14 +249,33 @@ impl PolicyValueNet {
             .policy_hidden
             .forward(&trunk, train)
             .apply(&self.policy_out)
-            .view([n, policy_len(&self.shape) as i64]);
+            .permute([0, 2, 3, 1])
+            .reshape([n, policy_len(&self.shape) as i64]);
         let value = self
             .value_hidden
             .forward(&trunk, train)
-            .view([n, -1])
+            .reshape([n, -1])
             .apply(&self.value_fc)
             .relu()
             .apply(&self.value_out);
         (policy, value)
     }
+}
+
+/// Stores the convolution weights in channels-last order. libtorch's CPU (oneDNN) and CUDA
+/// convolutions then run channels-last throughout, which is markedly faster at large
+/// batches; values and parameter names are unchanged. `load` copies into these tensors and
+/// keeps the layout.
+pub fn use_channels_last(vs: &nn::VarStore) {
+    tch::no_grad(|| {
+        for (_, mut weight) in vs.variables() {
+            if weight.dim() == 4 {
+                let channels_last = weight
+                    .permute([0, 2, 3, 1])
+                    .contiguous()
+                    .permute([0, 3, 1, 2]);
+                weight.set_data(&channels_last);
+            }
+        }
+    });
 }

@@ -1,7 +1,7 @@
 //! The policy index space: every legal move of every variant has exactly one index.
 //!
-//! `index = kind * cells + from_cell`, where `from_cell` is the move's origin as seen by the
-//! side to move (see [`BoardShape::view_cell`]) and `kind` is one of [`MOVE_KINDS`]:
+//! `index = from_cell * MOVE_KINDS + kind`, where `from_cell` is the move's origin as seen
+//! by the side to move (see [`BoardShape::view_cell`]) and `kind` is one of [`MOVE_KINDS`]:
 //!
 //! | kinds | moves |
 //! | --- | --- |
@@ -13,7 +13,8 @@
 //! | 129–132 | drops: from the drop square, pushed 0–3 squares |
 //!
 //! This layout is also the network's policy head: a 1x1 convolution with [`MOVE_KINDS`]
-//! output channels over the board, flattened.
+//! output channels over the board, flattened cell by cell (channels last, which is how the
+//! convolution stores it, so flattening copies nothing).
 
 use crate::encoding::BoardShape;
 use ninjazero_rules::{Color, Move, MoveKind, Position};
@@ -89,7 +90,7 @@ pub fn move_index(shape: &BoardShape, pos: &Position, m: Move) -> usize {
         }
         MoveKind::Drop => DROP_KINDS + dy.unsigned_abs() as usize,
     };
-    kind * shape.cells() + from_cell
+    from_cell * MOVE_KINDS + kind
 }
 
 /// The kind of a plain move by its view-coordinate delta.

@@ -14,11 +14,15 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
+    /// Network positions/s per preset and batch size, achieved GFLOP/s against a same-run
+    /// matrix multiply, time outside the forward pass, and the same network in PyTorch.
+    Nn(super::bench_nn::BenchNnArgs),
 }
 
 pub fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Perft { seconds } => bench_perft(Duration::from_secs_f64(seconds)),
+        BenchCommand::Nn(args) => super::bench_nn::run(args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod bench_nn;
 mod fuzz;
 mod rules_commands;
 

@@ -1,0 +1,242 @@
+//! `bench nn`: network evaluation speed per preset and batch size, against a plain matrix
+//! multiply and the same network in PyTorch, all measured in one run.
+
+use super::CliResult;
+use clap::Args;
+use ninjazero_model::{
+    parse_device, EvalRequest, Evaluation, Evaluator, Model, NetworkEvaluator, Preset,
+};
+use ninjazero_rules::{MoveList, Position, Variant};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::io::{BufRead, BufReader, Lines, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+use tch::{Device, Kind, Tensor};
+
+#[derive(Args, Debug)]
+pub struct BenchNnArgs {
+    /// Variant whose board the network covers.
+    #[arg(long, value_parser = super::parse_variant, default_value = "insane-ninja")]
+    variant: Variant,
+    /// Network presets to measure (comma-separated: tiny, cpu, gpu).
+    #[arg(long, value_delimiter = ',', default_value = "tiny,cpu")]
+    presets: Vec<Preset>,
+    /// Batch sizes (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64,128,256,512,1024"
+    )]
+    batches: Vec<usize>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "cpu")]
+    device: Device,
+    /// Intra-op threads for libtorch (and for the PyTorch reference).
+    #[arg(long, default_value_t = 2)]
+    threads: i32,
+    /// Minimum measuring time per row and method.
+    #[arg(long, default_value_t = 0.5)]
+    seconds: f64,
+    /// Skip the PyTorch (Python) reference.
+    #[arg(long)]
+    no_python: bool,
+}
+
+/// Repeats `work` for at least `min` and returns the mean time per call.
+fn time_per_call(min: Duration, mut work: impl FnMut()) -> Duration {
+    work(); // warm-up
+    let (mut calls, start) = (0u32, Instant::now());
+    while calls == 0 || start.elapsed() < min {
+        work();
+        calls += 1;
+    }
+    start.elapsed() / calls
+}
+
+/// GFLOP/s of a square single-precision matrix multiply on `device`.
+fn matmul_gflops(device: Device, min: Duration) -> f64 {
+    let n = 1024;
+    let a = Tensor::rand([n, n], (Kind::Float, device));
+    let b = Tensor::rand([n, n], (Kind::Float, device));
+    let per_call = time_per_call(min, || {
+        let c = a.matmul(&b);
+        if device.is_cuda() {
+            tch::Cuda::synchronize(0);
+        }
+        drop(c);
+    });
+    2.0 * (n * n * n) as f64 / per_call.as_secs_f64() / 1e9
+}
+
+/// Positions from random games, as a searcher would meet them.
+fn sample_positions(variant: Variant, count: usize) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut positions = Vec::with_capacity(count);
+    while positions.len() < count {
+        let mut pos = Position::start(variant);
+        for _ in 0..rng.random_range(0..80) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+        if pos.outcome().is_none() {
+            positions.push(pos);
+        }
+    }
+    positions
+}
+
+/// The same network in PyTorch (`scripts/reference_net.py bench`), kept running so that
+/// its measurements interleave with ours.
+struct PytorchReference {
+    child: Child,
+    replies: Lines<BufReader<ChildStdout>>,
+    dir: PathBuf,
+}
+
+impl PytorchReference {
+    fn start(model: &Model, threads: i32) -> Result<PytorchReference, String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let python = root.join(".venv/bin/python");
+        if !python.exists() {
+            return Err(format!(
+                "{} not found (run scripts/setup.sh)",
+                python.display()
+            ));
+        }
+        let dir = std::env::temp_dir().join(format!("ninjazero-bench-{}", std::process::id()));
+        let checkpoint = dir.join("bench.safetensors");
+        model.save(&checkpoint).map_err(|e| e.to_string())?;
+        let mut child = Command::new(python)
+            .arg(root.join("scripts/reference_net.py"))
+            .arg("bench")
+            .arg("--sidecar")
+            .arg(checkpoint.with_extension("json"))
+            .args(["--threads", &threads.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let stdout = child.stdout.take().ok_or("no stdout from the reference")?;
+        let mut reference = PytorchReference {
+            child,
+            replies: BufReader::new(stdout).lines(),
+            dir,
+        };
+        match reference.replies.next() {
+            Some(Ok(line)) if line == "ready" => Ok(reference),
+            _ => Err("scripts/reference_net.py did not start".to_string()),
+        }
+    }
+
+    /// PyTorch's forward positions/s at `batch`.
+    fn measure(&mut self, batch: usize, seconds: f64) -> Option<f64> {
+        let stdin = self.child.stdin.as_mut()?;
+        writeln!(stdin, "{batch} {seconds}").ok()?;
+        let line = self.replies.next()?.ok()?;
+        let reply: serde_json::Value = serde_json::from_str(&line).ok()?;
+        reply["positions_per_s"].as_f64()
+    }
+}
+
+impl Drop for PytorchReference {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn run(args: BenchNnArgs) -> CliResult {
+    tch::set_num_threads(args.threads);
+    let min = Duration::from_secs_f64(args.seconds);
+    let matmul = matmul_gflops(args.device, min);
+    println!(
+        "variant {}, device {:?}, {} threads; matmul 1024x1024: {matmul:.1} GFLOP/s",
+        args.variant, args.device, args.threads
+    );
+    let largest = args.batches.iter().copied().max().unwrap_or(1);
+    let positions = sample_positions(args.variant, largest);
+    let moves: Vec<MoveList> = positions.iter().map(|p| p.legal_moves()).collect();
+    for &preset in &args.presets {
+        tch::manual_seed(0);
+        let model = Model::new(args.variant, &preset.config(), args.device);
+        let flops = model.net.config.flops_per_position(&model.net.shape);
+        let mut reference = if args.no_python {
+            Err("skipped".to_string())
+        } else {
+            PytorchReference::start(&model, args.threads)
+        };
+        if let Err(why) = &reference {
+            println!("(no PyTorch reference: {})", why.trim());
+        }
+        println!(
+            "\npreset {preset}: {:?}, {:.1} MFLOP/position",
+            model.net.config,
+            flops / 1e6
+        );
+        println!(
+            "{:>6} {:>12} {:>12} {:>9} {:>10} {:>10} {:>11} {:>8}",
+            "batch",
+            "forward/s",
+            "evaluator/s",
+            "GFLOP/s",
+            "% matmul",
+            "outside %",
+            "pytorch/s",
+            "ratio"
+        );
+        let mut evaluator = NetworkEvaluator::new(model);
+        for &batch in &args.batches {
+            let requests: Vec<EvalRequest> = positions[..batch]
+                .iter()
+                .zip(&moves)
+                .map(|(position, moves)| EvalRequest {
+                    position,
+                    moves,
+                    repetitions: 1,
+                })
+                .collect();
+            let mut out = vec![Evaluation::default(); batch];
+            let shape = evaluator.model().net.shape;
+            let xs = Tensor::rand(
+                [batch as i64, 42, shape.height as i64, shape.width as i64],
+                (Kind::Float, args.device),
+            );
+            let forward = time_per_call(min, || {
+                let (p, v) = tch::no_grad(|| evaluator.model().net.forward(&xs, false));
+                if args.device.is_cuda() {
+                    tch::Cuda::synchronize(0);
+                }
+                drop((p, v));
+            });
+            let full = time_per_call(min, || evaluator.evaluate(&requests, &mut out));
+            // Encoding, building the input tensor, copying outputs back and the priors.
+            let outside = 1.0 - forward.as_secs_f64() / full.as_secs_f64();
+            let forward_rate = batch as f64 / forward.as_secs_f64();
+            let full_rate = batch as f64 / full.as_secs_f64();
+            let gflops = forward_rate * flops / 1e9;
+            let pytorch = reference
+                .as_mut()
+                .ok()
+                .and_then(|r| r.measure(batch, args.seconds));
+            let (pytorch_text, ratio_text) = match pytorch {
+                Some(r) => (format!("{r:.0}"), format!("{:.2}x", full_rate / r)),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            println!(
+                "{batch:>6} {forward_rate:>12.0} {full_rate:>12.0} {gflops:>9.1} {:>9.0}% {:>9.1}% {pytorch_text:>11} {ratio_text:>8}",
+                100.0 * gflops / matmul,
+                100.0 * outside,
+            );
+        }
+    }
+    println!("\nforward/s: the network alone on a prepared tensor; evaluator/s: encoding, forward and priors over the legal moves;");
+    println!("outside %: evaluator time outside the forward pass (encoding, copying, priors); ratio: evaluator/s over PyTorch's forward/s for the same network and batch.");
+    Ok(())
+}
