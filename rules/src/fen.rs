@@ -426,7 +426,7 @@ fn parse_row(rank: u8, text: &str) -> Result<Vec<RowCell>, FenError> {
         if c.is_ascii_digit() {
             let digits = rest.chars().take_while(|d| d.is_ascii_digit()).count();
             let run: usize = rest[..digits].parse().map_err(|_| bad(&rest[..digits]))?;
-            if run == 0 || run > 12 {
+            if run == 0 || run > 12 || rest.starts_with('0') {
                 return Err(bad(&rest[..digits]));
             }
             cells.extend((0..run).map(|_| RowCell::Empty));

@@ -1,0 +1,195 @@
+//! Bad input gets a typed error that says what is wrong and where; never a panic.
+
+use ninjazero_rules::{FenError, MoveError, Position, Variant};
+
+fn fen_error(variant: Variant, fen: &str) -> (FenError, String) {
+    let err = Position::from_fen(variant, fen).expect_err(fen);
+    let message = err.to_string();
+    (err, message)
+}
+
+#[test]
+fn malformed_fens_name_the_field_and_place() {
+    use Variant::*;
+    let cases: &[(Variant, &str, &str)] = &[
+        (Chess, "", "0 fields"),
+        (Chess, "8/8/8/8/8/8/8/K6k", "1 fields"),
+        (Chess, "8/8/8/8/8/8/K6k w - -", "7 rows"),
+        (Chess, "8/8/8/8/8/8/8/K7k w - -", "rank 1 describes 9 cells"),
+        (
+            Chess,
+            "8/8/8/8/8/8/8/K6x w - -",
+            "unexpected 'x' in the row for rank 1",
+        ),
+        (Chess, "8/8/8/8/8/8/8/K06k w - -", "unexpected '06'"),
+        (
+            Chess,
+            "8/8/8/8/8/8/8/K6k x - -",
+            "side to move must be 'w' or 'b', found 'x'",
+        ),
+        (
+            Chess,
+            "8/8/8/8/8/8/8/K6k w - - zero 1",
+            "halfmove clock must be a whole number",
+        ),
+        (
+            Palace,
+            "***gg***/rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR/**GG**** w KQkq - 0 1",
+            "c0 is a hole",
+        ),
+        (
+            Palace,
+            "***gg***/rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR/***G**** w KQkq - 0 1",
+            "e0 is a square",
+        ),
+        (
+            Chess,
+            "8/8/8/8/8/8/8/K6k w X -",
+            "'X' is not one of K, Q, k, q",
+        ),
+        (
+            Chess,
+            "8/8/8/8/8/8/8/K6k w K -",
+            "'K' needs the white King on e1",
+        ),
+        (Chess, "4k3/8/8/8/8/8/8/4K2R w KK -", "'K' appears twice"),
+        (
+            Chess,
+            "4k3/8/8/8/8/8/8/4K3 w K -",
+            "'K' needs a white Rook on h1",
+        ),
+        (
+            Ninjutsu,
+            "wwnggk*/pppppmn/5**/5**/5**/5**/PPPPPMN/WWNGGK* w K - 0 1",
+            "ninjutsu has no castling",
+        ),
+        (Chess, "4k3/8/8/8/8/8/8/4K3 b - e3", "no white Pawn on e4"),
+        (Chess, "4k3/8/8/8/4P3/8/8/4K3 b - e3,e2", "at most 1 target"),
+        (Chess, "4k3/8/8/8/8/8/8/4K3 b - z9", "'z9' is not a square"),
+        (
+            Asylum,
+            "4k5/10/10/10/10/10/4P5/10/10/5K4 b - e3,e5",
+            "consecutive squares",
+        ),
+        (
+            InsaneNinja,
+            "****2****/5k4/10/10/10/10/10/10/10/10/5K4/****2****[Y] w - -",
+            "only insane-ninja-drops has pieces in hand",
+        ),
+        (
+            InsaneNinjaDrops,
+            "****2****/5k4/10/10/10/10/10/10/10/10/5K4/****2****[YYYYY] w - -",
+            "at most 4 Ninja Pawns",
+        ),
+        (
+            InsaneNinjaDrops,
+            "****2****/5k4/10/10/10/10/10/10/10/10/5K4/****2****[Q] w - -",
+            "only Ninja Pawns",
+        ),
+        (
+            InsaneNinja,
+            "****2****/5k4/10/10/10/10/10/4Y5/10/10/5K4/****2**** w - -",
+            "Ninja Pawn (Y) is not used in insane-ninja",
+        ),
+    ];
+    for (variant, fen, expected) in cases {
+        let (_, message) = fen_error(*variant, fen);
+        assert!(
+            message.contains(expected),
+            "{variant} {fen:?}: got '{message}', expected '{expected}'"
+        );
+    }
+}
+
+#[test]
+fn impossible_positions_are_refused() {
+    use Variant::*;
+    let (err, _) = fen_error(Chess, "8/8/8/8/8/8/8/K7 w - -");
+    assert_eq!(
+        err,
+        FenError::KingCount {
+            color: ninjazero_rules::Color::Black,
+            count: 0
+        }
+    );
+    let (_, msg) = fen_error(Chess, "k7/8/8/8/8/8/8/KK6 w - -");
+    assert!(msg.contains("white has 2 Kings"), "{msg}");
+    let (_, msg) = fen_error(Chess, "k6P/8/8/8/8/8/8/K7 w - -");
+    assert!(
+        msg.contains("white Pawn on h8 stands on its promotion rank"),
+        "{msg}"
+    );
+    let (_, msg) = fen_error(Chess, "k6R/8/8/8/8/8/8/K7 w - -");
+    assert!(
+        msg.contains("black is in check but it is not black's turn"),
+        "{msg}"
+    );
+    let (_, msg) = fen_error(Chess, "k7/8/8/8/8/P7/PPPPPPPP/KNNNNNNN w - -");
+    assert!(
+        msg.contains("white has 17 pieces (hand included); a chess army has at most 16"),
+        "{msg}"
+    );
+    let (_, msg) = fen_error(PalaceScepter, "***K1***/8/8/8/8/8/8/8/8/***k1*** w - -");
+    assert!(
+        msg.contains("both Kings stand on a winning scepter square"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn move_text_errors_say_why() {
+    let pos = Position::start(Variant::InsaneNinja);
+    let cases = [
+        ("e2", "cannot read 'e2' as a move"),
+        ("e2e4x", "cannot read"),
+        ("z2z4", "cannot read"),
+        ("a0a1", "a0 is not a square of the insane-ninja board"),
+        ("e5e6", "there is no piece on e5"),
+        ("e9e8", "the piece on e9 is black's, but white is to move"),
+        ("e2e6", "the Pawn on e2 cannot move to e6"),
+        ("f1i1g1", "castling is not possible"),
+        ("Y@e4", "insane-ninja has no drops"),
+    ];
+    for (text, expected) in cases {
+        let message = pos.parse_move(text).expect_err(text).to_string();
+        assert!(
+            message.contains(expected),
+            "{text}: got '{message}', expected '{expected}'"
+        );
+    }
+    let check = Position::from_fen(Variant::Chess, "4k3/8/8/8/8/8/3r4/4K3 w - -").unwrap();
+    let err = check.parse_move("e1d1").unwrap_err();
+    assert!(matches!(err, MoveError::Illegal { .. }));
+    assert!(
+        err.to_string().contains("it would leave the King in check"),
+        "{err}"
+    );
+    let promote = Position::from_fen(Variant::Chess, "4k3/P7/8/8/8/8/8/4K3 w - -").unwrap();
+    assert!(promote
+        .parse_move("a7a8")
+        .unwrap_err()
+        .to_string()
+        .contains("must promote"));
+    assert!(promote
+        .parse_move("a7a8g")
+        .unwrap_err()
+        .to_string()
+        .contains("cannot promote to a Ninja Guard"));
+    let mate = Position::from_fen(Variant::Chess, "k7/1Q6/1K6/8/8/8/8/8 b - -").unwrap();
+    assert!(mate
+        .parse_move("a8b8")
+        .unwrap_err()
+        .to_string()
+        .contains("the game is over (white wins by checkmate)"));
+}
+
+#[test]
+fn playing_an_illegal_move_changes_nothing() {
+    let pos = Position::start(Variant::Asylum);
+    let other = Position::start(Variant::Chess);
+    let foreign = other.parse_move("e2e4").unwrap();
+    let before = pos.to_fen();
+    assert!(pos.play(other.parse_move("g1f3").unwrap()).is_err());
+    assert!(pos.play(foreign).is_ok(), "e2e4 is also legal in asylum");
+    assert_eq!(pos.to_fen(), before);
+}
