@@ -3,7 +3,7 @@
 use crate::checkpoint::Model;
 use crate::encoding::{encode_position, plane};
 use crate::policy::{move_index, policy_len};
-use ninjazero_rules::{Move, Position};
+use ninjazero_rules::{Move, MoveList, Position};
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -14,6 +14,25 @@ pub struct EvalRequest<'a> {
     pub position: &'a Position,
     pub moves: &'a [Move],
     pub repetitions: u32,
+}
+
+impl<'a> EvalRequest<'a> {
+    /// Requests for positions seen once each, with their legal moves (`moves[i]` belongs to
+    /// `positions[i]`).
+    pub fn first_occurrences(
+        positions: &'a [Position],
+        moves: &'a [MoveList],
+    ) -> Vec<EvalRequest<'a>> {
+        positions
+            .iter()
+            .zip(moves)
+            .map(|(position, moves)| EvalRequest {
+                position,
+                moves,
+                repetitions: 1,
+            })
+            .collect()
+    }
 }
 
 /// The result for one position. `priors` is reused between calls (no reallocation once it

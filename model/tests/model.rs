@@ -73,15 +73,7 @@ fn every_legal_move_has_its_own_policy_index_and_decodes_back() {
 
 fn evaluate(evaluator: &mut dyn Evaluator, positions: &[Position]) -> Vec<Evaluation> {
     let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
-    let requests: Vec<_> = positions
-        .iter()
-        .zip(&moves)
-        .map(|(position, moves)| EvalRequest {
-            position,
-            moves,
-            repetitions: 1,
-        })
-        .collect();
+    let requests = EvalRequest::first_occurrences(positions, &moves);
     let mut out = vec![Evaluation::default(); requests.len()];
     evaluator.evaluate(&requests, &mut out);
     out

@@ -193,15 +193,7 @@ pub fn run(args: BenchNnArgs) -> CliResult {
         );
         let mut evaluator = NetworkEvaluator::new(model);
         for &batch in &args.batches {
-            let requests: Vec<EvalRequest> = positions[..batch]
-                .iter()
-                .zip(&moves)
-                .map(|(position, moves)| EvalRequest {
-                    position,
-                    moves,
-                    repetitions: 1,
-                })
-                .collect();
+            let requests = EvalRequest::first_occurrences(&positions[..batch], &moves);
             let mut out = vec![Evaluation::default(); batch];
             let shape = evaluator.model().net.shape;
             let xs = Tensor::rand(
