@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a fresh checkout: a project-local virtualenv (.venv, git-ignored) with PyTorch
 # 2.13.0 from PyPI (the version tch 0.26 expects; the wheel carries CUDA and falls back to
-# CPU), numpy and safetensors for the comparison scripts, and the .venv/libtorch link that
-# .cargo/config.toml builds against. Idempotent: on a ready machine it takes seconds.
+# CPU), numpy and safetensors for the comparison scripts, pyarrow for reading the Arrow
+# datasets, and the .venv/libtorch link that .cargo/config.toml builds against.
+# Idempotent: on a ready machine it takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION=2.13.0
@@ -16,9 +17,9 @@ if ! .venv/bin/python -c "import sys, torch; sys.exit(torch.__version__.split('+
   echo "setup: installing torch==$TORCH_VERSION into .venv (about 5 GB, a few minutes)"
   .venv/bin/python -m pip install --disable-pip-version-check -q "torch==$TORCH_VERSION"
 fi
-if ! .venv/bin/python -c "import numpy, safetensors" 2>/dev/null; then
-  echo "setup: installing numpy and safetensors into .venv"
-  .venv/bin/python -m pip install --disable-pip-version-check -q numpy safetensors
+if ! .venv/bin/python -c "import numpy, safetensors, pyarrow" 2>/dev/null; then
+  echo "setup: installing numpy, safetensors and pyarrow into .venv"
+  .venv/bin/python -m pip install --disable-pip-version-check -q numpy safetensors pyarrow
 fi
 torch_dir=$(.venv/bin/python -c "import os, torch; print(os.path.dirname(torch.__file__))" 2>/dev/null)
 ln -sfn "$torch_dir" .venv/libtorch

@@ -3,7 +3,7 @@
 use crate::checkpoint::Model;
 use crate::encoding::{encode_position, plane};
 use crate::policy::{move_index, policy_len};
-use ninjazero_rules::{Move, MoveList, Position};
+use ninjazero_rules::{Color, Move, MoveList, Position, Role};
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -74,7 +74,8 @@ pub trait Evaluator {
     fn timings(&self) -> EvalTimings;
 }
 
-/// Uniform priors and an even WDL: search from nothing but the rules.
+/// Uniform priors over the legal moves and a WDL from the material balance: search from
+/// nothing but the rules.
 #[derive(Clone, Debug, Default)]
 pub struct UniformEvaluator {
     timings: EvalTimings,
@@ -82,12 +83,15 @@ pub struct UniformEvaluator {
 
 impl Evaluator for UniformEvaluator {
     fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
+        let started = Instant::now();
         for (request, result) in batch.iter().zip(out.iter_mut()) {
             let p = 1.0 / request.moves.len().max(1) as f32;
             result.priors.clear();
             result.priors.resize(request.moves.len(), p);
-            result.wdl = [1.0 / 3.0; 3];
+            let value = (material_balance(request.position) / 5.0).tanh();
+            result.wdl = [(1.0 + value) / 2.0, 0.0, (1.0 - value) / 2.0];
         }
+        self.timings.decode += started.elapsed();
         self.timings.positions += batch.len() as u64;
         self.timings.batches += 1;
     }
@@ -95,6 +99,36 @@ impl Evaluator for UniformEvaluator {
     fn timings(&self) -> EvalTimings {
         self.timings
     }
+}
+
+/// Rough piece values in Pawns, only to give a model-free search a sense of material.
+/// (They are no estimate of the new pieces: measuring those is `ninjazero values`' job.)
+fn rough_value(role: Role) -> f32 {
+    match role {
+        Role::King => 0.0,
+        Role::Pawn | Role::NinjaPawn => 1.0,
+        Role::Knight | Role::Bishop | Role::QueenGuard | Role::NinjaGuard | Role::NinjaWarrior => {
+            3.0
+        }
+        Role::LeapingNinjaGuard => 3.5,
+        Role::Rook | Role::InsaneNinja => 5.0,
+        Role::MadLeapingBishop => 6.0,
+        Role::LoonyRook => 7.0,
+        Role::InsaneNinjaKnight => 8.0,
+        Role::Queen => 9.0,
+    }
+}
+
+/// Material balance for the side to move, in Pawns (pieces in hand count as Pawns).
+pub fn material_balance(position: &Position) -> f32 {
+    let side = |color: Color| -> f32 {
+        Role::ALL
+            .iter()
+            .map(|&r| rough_value(r) * position.count(color, r) as f32)
+            .sum::<f32>()
+            + position.hand(color) as f32
+    };
+    side(position.turn()) - side(!position.turn())
 }
 
 /// The policy/value network: one forward pass per batch; input and output buffers are kept

@@ -24,8 +24,8 @@ pub mod policy;
 pub use checkpoint::{CheckpointMeta, Model, ModelError};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
 pub use evaluator::{
-    parse_device, EvalRequest, EvalTimings, Evaluation, Evaluator, NetworkEvaluator,
-    UniformEvaluator,
+    material_balance, parse_device, EvalRequest, EvalTimings, Evaluation, Evaluator,
+    NetworkEvaluator, UniformEvaluator,
 };
 pub use net::{NetConfig, PolicyValueNet, Preset};
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};

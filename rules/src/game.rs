@@ -52,6 +52,11 @@ impl Game {
         &self.moves
     }
 
+    /// Hashes of every position of the game so far, the current one last.
+    pub fn hashes(&self) -> &[u64] {
+        &self.hashes
+    }
+
     /// Plays a legal move (an error, with nothing changed, if it is not legal).
     pub fn play(&mut self, m: Move) -> Result<(), MoveError> {
         self.position = self.position.play(m)?;

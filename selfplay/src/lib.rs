@@ -1,1 +1,14 @@
-//! Placeholder: MCTS self-play workers (issue 3).
+//! MCTS self-play: PUCT (with first-play urgency, Dirichlet noise, temperature, tree reuse)
+//! or a Gumbel root with Sequential Halving, playout cap randomization, resignation with a
+//! share of games where it is disabled, and a scheduler that plays many games at once with
+//! one network batch per step. Finished games go to Arrow files through `ninjazero-data`.
+
+pub mod config;
+pub mod game;
+pub mod gumbel;
+pub mod scheduler;
+pub mod tree;
+
+pub use config::{RootSearch, SearchConfig};
+pub use game::SelfPlayGame;
+pub use scheduler::{run_selfplay, RunStats, SelfPlayOptions};

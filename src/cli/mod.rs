@@ -3,7 +3,9 @@
 mod bench;
 mod bench_nn;
 mod fuzz;
+mod model_commands;
 mod rules_commands;
+mod selfplay_commands;
 
 use clap::{Parser, Subcommand};
 use ninjazero_rules::Variant;
@@ -27,6 +29,14 @@ enum Command {
     Bench(bench::BenchCommand),
     /// Throw random and mutated FEN and move text at the parsers; report any panic.
     Fuzz(fuzz::FuzzArgs),
+    /// Play games against itself with MCTS and write them to an Arrow dataset.
+    Selfplay(selfplay_commands::SelfPlayArgs),
+    /// Create or describe network checkpoints: `model init`, `model info`.
+    #[command(subcommand)]
+    Model(model_commands::ModelCommand),
+    /// Look at a dataset: `data inspect DIR`, `data pgn DIR`.
+    #[command(subcommand)]
+    Data(selfplay_commands::DataCommand),
 }
 
 /// The error type of every command: a message for the user.
@@ -38,6 +48,9 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Moves(args) => rules_commands::run_moves(args),
         Command::Bench(command) => bench::run(command),
         Command::Fuzz(args) => fuzz::run(args),
+        Command::Selfplay(args) => selfplay_commands::run_selfplay_command(args),
+        Command::Data(command) => selfplay_commands::run_data_command(command),
+        Command::Model(command) => model_commands::run(command),
     }
 }
 

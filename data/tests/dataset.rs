@@ -1,0 +1,651 @@
+//! Integration tests: round trips through real files, atomicity, refusals, summary, PGN and
+//! reading the files with pyarrow.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ninjazero_data::{
+    column_names, export_pgn, finished_game_ids, read_file_meta, read_games, summarize, DataError,
+    DatasetWriter, FileMeta, GameRecord, PolicyEntry, PositionRecord, SCHEMA_VERSION,
+};
+use ninjazero_rules::{Color, Position, Variant};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ninjazero-data-test-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+fn meta(variant: Variant) -> FileMeta {
+    FileMeta {
+        variant,
+        search_settings: r#"{"visits":64,"gumbel":true}"#.to_string(),
+        seed: 12345,
+        model_id: "uniform".to_string(),
+    }
+}
+
+/// A legal game: `plies` moves chosen by a small LCG from the legal moves, with synthetic
+/// search targets.
+fn play_game(
+    variant: Variant,
+    start_fen: &str,
+    game_id: u64,
+    plies: u16,
+    winner: Option<Color>,
+    termination: &str,
+    would_resign: Option<(Color, u16)>,
+) -> GameRecord {
+    let mut pos = Position::from_fen(variant, start_fen).unwrap();
+    let mut state = game_id
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut positions = Vec::new();
+    for ply in 0..plies {
+        let moves: Vec<_> = pos.legal_moves().iter().copied().collect();
+        assert!(!moves.is_empty(), "the synthetic game ended early");
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let chosen = moves[(state >> 33) as usize % moves.len()];
+        let full_search = ply % 2 == 0;
+        let policy = if full_search {
+            let n = moves.len().min(4);
+            moves[..n]
+                .iter()
+                .enumerate()
+                .map(|(k, m)| PolicyEntry {
+                    index: 1000 * k as u32 + ply as u32,
+                    move_text: m.to_string(),
+                    visits: 10 + k as u32,
+                    probability: 1.0 / n as f32,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        positions.push(PositionRecord {
+            ply,
+            fen: pos.to_fen(),
+            side_to_move: pos.turn(),
+            policy,
+            root_value: (ply as f32 * 0.37).sin(),
+            full_search,
+            material: pos.material(),
+            hand: [pos.hand(Color::White), pos.hand(Color::Black)],
+            move_played: chosen.to_string(),
+        });
+        pos.play_unchecked(chosen);
+    }
+    GameRecord {
+        game_id,
+        variant,
+        start_fen: start_fen.to_string(),
+        positions,
+        winner,
+        termination: termination.to_string(),
+        model_id: "uniform".to_string(),
+        resignation_disabled: would_resign.is_some(),
+        would_resign,
+    }
+}
+
+fn drops_games() -> Vec<GameRecord> {
+    let v = Variant::InsaneNinjaDrops;
+    vec![
+        play_game(
+            v,
+            v.start_fen(),
+            1,
+            12,
+            Some(Color::White),
+            "resignation",
+            None,
+        ),
+        // Black would have resigned and drew: a false resignation.
+        play_game(
+            v,
+            v.start_fen(),
+            2,
+            9,
+            None,
+            "adjudication",
+            Some((Color::Black, 5)),
+        ),
+        // White would have resigned and lost: a correct one.
+        play_game(
+            v,
+            v.start_fen(),
+            3,
+            20,
+            Some(Color::Black),
+            "resignation",
+            Some((Color::White, 7)),
+        ),
+    ]
+}
+
+/// Writes `games` into `dir` and returns the files this added, sorted.
+fn write_dataset(dir: &Path, games: &[GameRecord], games_per_file: usize) -> Vec<PathBuf> {
+    let before = if dir.exists() {
+        arrow_files(dir)
+    } else {
+        Vec::new()
+    };
+    let mut writer = DatasetWriter::create(dir, meta(games[0].variant), games_per_file).unwrap();
+    for game in games {
+        writer.add_game(game.clone()).unwrap();
+    }
+    writer.finish().unwrap();
+    arrow_files(dir)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect()
+}
+
+fn arrow_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "arrow"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn round_trip_ids_and_summary() {
+    let dir = temp_dir("round-trip");
+    let games = drops_games();
+    let files = write_dataset(&dir, &games, 2);
+    assert_eq!(files.len(), 2, "2 games per file, 3 games: {files:?}");
+    for f in &files {
+        let name = file_name(f);
+        assert!(name.starts_with("games-0000000"), "{name}");
+        assert!(
+            name.ends_with(&format!("-{}.arrow", std::process::id())),
+            "{name}"
+        );
+    }
+    assert!(file_name(&files[0]).starts_with("games-00000001-"));
+    assert!(file_name(&files[1]).starts_with("games-00000003-"));
+    assert!(fs::read_dir(&dir).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".tmp")));
+
+    assert_eq!(
+        read_games(&dir, Some(Variant::InsaneNinjaDrops)).unwrap(),
+        games
+    );
+    assert_eq!(read_games(&dir, None).unwrap(), games);
+    assert_eq!(
+        finished_game_ids(&dir).unwrap(),
+        HashSet::from([1u64, 2, 3])
+    );
+    assert!(finished_game_ids(&dir.join("missing")).unwrap().is_empty());
+    assert!(read_games(&dir.join("missing"), None).unwrap().is_empty());
+
+    let file_meta = read_file_meta(&files[0]).unwrap();
+    assert_eq!(file_meta, meta(Variant::InsaneNinjaDrops));
+
+    let s = summarize(&dir).unwrap();
+    assert_eq!(s.files, 2);
+    assert_eq!(s.variants, vec![(Variant::InsaneNinjaDrops, 3)]);
+    assert_eq!(s.games, 3);
+    assert_eq!(s.positions, 12 + 9 + 20);
+    assert_eq!((s.white_wins, s.draws, s.black_wins), (1, 1, 1));
+    assert_eq!((s.min_length, s.max_length), (9, 20));
+    assert!((s.mean_length - 41.0 / 3.0).abs() < 1e-9);
+    assert_eq!(
+        s.terminations,
+        vec![
+            ("resignation".to_string(), 2),
+            ("adjudication".to_string(), 1)
+        ]
+    );
+    assert_eq!(s.full_search_positions, 6 + 5 + 10);
+    assert!((s.full_search_share - 21.0 / 41.0).abs() < 1e-9);
+    assert_eq!(s.resignation_disabled_games, 2);
+    assert_eq!(s.would_resign_games, 2);
+    assert_eq!(s.false_resignations, 1);
+    assert_eq!(s.false_resignation_rate, Some(0.5));
+    let report = s.to_string();
+    for needle in [
+        "games:        3",
+        "positions:    41",
+        "White wins 1",
+        "min 9, mean 13.7, max 20",
+        "resignation",
+        "false resignations 1 (50.0 %)",
+    ] {
+        assert!(report.contains(needle), "{needle:?} not in\n{report}");
+    }
+
+    // A restarted writer never overwrites: it adds files next to the old ones.
+    let more = vec![play_game(
+        Variant::InsaneNinjaDrops,
+        Variant::InsaneNinjaDrops.start_fen(),
+        4,
+        3,
+        None,
+        "100-ply rule",
+        None,
+    )];
+    write_dataset(&dir, &more, 2);
+    assert_eq!(arrow_files(&dir).len(), 3);
+    assert_eq!(finished_game_ids(&dir).unwrap().len(), 4);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn writer_refuses_bad_games() {
+    let dir = temp_dir("refuse-games");
+    let mut writer = DatasetWriter::create(&dir, meta(Variant::Asylum), 10).unwrap();
+    let other = drops_games().remove(0);
+    let err = writer.add_game(other).unwrap_err();
+    assert!(
+        matches!(err, DataError::InvalidGame { game_id: 1, .. }),
+        "{err}"
+    );
+    let v = Variant::Asylum;
+    let game = play_game(v, v.start_fen(), 9, 4, None, "adjudication", None);
+    writer.add_game(game.clone()).unwrap();
+    assert!(writer.add_game(game.clone()).is_err(), "duplicate id");
+    let mut empty = game.clone();
+    empty.game_id = 10;
+    empty.positions.clear();
+    assert!(writer.add_game(empty).is_err(), "no positions");
+    assert_eq!(writer.buffered_games(), 1);
+    writer.finish().unwrap();
+    assert_eq!(read_games(&dir, Some(v)).unwrap(), vec![game]);
+    assert!(DatasetWriter::create(&dir, meta(v), 0).is_err());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dropped_writer_writes_its_buffer() {
+    let dir = temp_dir("drop");
+    let v = Variant::Asylum;
+    let game = play_game(v, v.start_fen(), 5, 3, None, "adjudication", None);
+    {
+        let mut writer = DatasetWriter::create(&dir, meta(v), 10).unwrap();
+        writer.add_game(game.clone()).unwrap();
+    }
+    assert_eq!(read_games(&dir, Some(v)).unwrap(), vec![game]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stale_tmp_files_are_ignored_and_removed() {
+    let dir = temp_dir("stale");
+    fs::create_dir_all(&dir).unwrap();
+    // Left by a killed writer (pid far above any Linux pid_max), and an odd name.
+    let stale = dir.join("games-00000001-1700000000000-999999999.arrow.tmp");
+    let odd = dir.join("junk.arrow.tmp");
+    fs::write(&stale, b"ARROW1 partial").unwrap();
+    fs::write(&odd, b"partial").unwrap();
+    // Being written by another live process (pid 1 always exists): left alone.
+    let live = dir.join("games-00000001-1700000000000-1.arrow.tmp");
+    let live_expected = Path::new("/proc/1").exists();
+    if live_expected {
+        fs::write(&live, b"in progress").unwrap();
+    }
+    assert!(read_games(&dir, None).unwrap().is_empty());
+    assert!(finished_game_ids(&dir).unwrap().is_empty());
+    assert_eq!(summarize(&dir).unwrap().games, 0);
+
+    let games = drops_games();
+    write_dataset(&dir, &games, 2);
+    assert!(!stale.exists());
+    assert!(!odd.exists());
+    assert_eq!(live.exists(), live_expected);
+    assert_eq!(read_games(&dir, None).unwrap(), games);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn corrupt_files_are_errors_naming_the_file() {
+    let dir = temp_dir("corrupt");
+    let games = drops_games();
+    let files = write_dataset(&dir, &games, 2);
+    let bytes = fs::read(&files[0]).unwrap();
+
+    // Truncated: the footer is gone.
+    let truncated = dir.join("games-00000099-0-0.arrow");
+    fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    for err in [
+        read_games(&dir, None).unwrap_err(),
+        finished_game_ids(&dir).unwrap_err(),
+        summarize(&dir).unwrap_err(),
+    ] {
+        assert!(
+            err.to_string().contains("games-00000099-0-0.arrow"),
+            "{err}"
+        );
+    }
+    fs::remove_file(&truncated).unwrap();
+
+    // Not Arrow at all.
+    let garbage = dir.join("games-00000098-0-0.arrow");
+    fs::write(&garbage, b"this is not an arrow file at all, just text").unwrap();
+    let err = read_games(&dir, None).unwrap_err();
+    assert!(
+        err.to_string().contains("games-00000098-0-0.arrow"),
+        "{err}"
+    );
+    fs::remove_file(&garbage).unwrap();
+
+    // Damaged inside a compressed body: flip bytes in the middle.
+    let mut damaged = bytes.clone();
+    let mid = damaged.len() / 2;
+    for b in &mut damaged[mid - 64..mid + 64] {
+        *b ^= 0x5a;
+    }
+    let damaged_path = dir.join("games-00000097-0-0.arrow");
+    fs::write(&damaged_path, &damaged).unwrap();
+    let err = read_games(&dir, None).unwrap_err();
+    assert!(
+        err.to_string().contains("games-00000097-0-0.arrow"),
+        "{err}"
+    );
+    fs::remove_file(&damaged_path).unwrap();
+
+    assert_eq!(read_games(&dir, None).unwrap(), games);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn foreign_variant_and_schema_version_are_refused() {
+    let dir = temp_dir("foreign");
+    let drops = drops_games();
+    write_dataset(&dir, &drops, 2);
+
+    // An asylum file in the same directory, from a start position with Black to move.
+    let asylum_dir = temp_dir("foreign-asylum");
+    let v = Variant::Asylum;
+    let black_first =
+        "sjbcqkcbjs/pppppppppp/10/10/10/4P5/10/10/PPPP1PPPPP/SJBCQKCBJS b KQkq e3,e4 0 1";
+    let asylum = vec![play_game(
+        v,
+        black_first,
+        50,
+        7,
+        Some(Color::White),
+        "checkmate",
+        None,
+    )];
+    let asylum_files = write_dataset(&asylum_dir, &asylum, 2);
+    assert_eq!(read_games(&asylum_dir, Some(v)).unwrap(), asylum);
+    let err = read_games(&asylum_dir, Some(Variant::InsaneNinjaDrops)).unwrap_err();
+    assert!(matches!(err, DataError::WrongVariant { .. }), "{err}");
+    assert!(
+        err.to_string().contains(&file_name(&asylum_files[0])),
+        "{err}"
+    );
+    assert!(err.to_string().contains("asylum"), "{err}");
+
+    let foreign = dir.join(file_name(&asylum_files[0]));
+    fs::copy(&asylum_files[0], &foreign).unwrap();
+    let err = read_games(&dir, Some(Variant::InsaneNinjaDrops)).unwrap_err();
+    assert!(err.to_string().contains(&file_name(&foreign)), "{err}");
+    assert_eq!(read_games(&dir, None).unwrap().len(), 4);
+    fs::remove_file(&foreign).unwrap();
+
+    // The same file with another schema version in its metadata.
+    let source = fs::File::open(&asylum_files[0]).unwrap();
+    let reader = arrow::ipc::reader::FileReader::try_new(source, None).unwrap();
+    let mut metadata = reader.schema().metadata().clone();
+    assert_eq!(
+        metadata["ninjazero.schema_version"],
+        SCHEMA_VERSION.to_string()
+    );
+    metadata.insert("ninjazero.schema_version".into(), "999".into());
+    let schema = Arc::new(reader.schema().as_ref().clone().with_metadata(metadata));
+    let future = dir.join("games-00000077-0-0.arrow");
+    let mut writer =
+        arrow::ipc::writer::FileWriter::try_new(fs::File::create(&future).unwrap(), &schema)
+            .unwrap();
+    for batch in reader {
+        let batch = arrow::record_batch::RecordBatch::try_new(
+            schema.clone(),
+            batch.unwrap().columns().to_vec(),
+        )
+        .unwrap();
+        writer.write(&batch).unwrap();
+    }
+    writer.finish().unwrap();
+    for err in [
+        read_games(&dir, None).unwrap_err(),
+        finished_game_ids(&dir).unwrap_err(),
+    ] {
+        assert!(matches!(err, DataError::SchemaVersion { .. }), "{err}");
+        assert!(
+            err.to_string().contains("games-00000077-0-0.arrow"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("999"), "{err}");
+    }
+    fs::remove_file(&future).unwrap();
+
+    // PGN of the Black-first game numbers its first move "1...".
+    let mut pgn = Vec::new();
+    assert_eq!(export_pgn(&asylum_dir, &mut pgn).unwrap(), 1);
+    let pgn = String::from_utf8(pgn).unwrap();
+    let first_move = &asylum[0].positions[0].move_played;
+    assert!(pgn.contains(&format!("\n1... {first_move} 2. ")), "{pgn}");
+    assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
+    fs::remove_dir_all(&dir).unwrap();
+    fs::remove_dir_all(&asylum_dir).unwrap();
+}
+
+/// One game read back from PGN text.
+struct PgnGame {
+    tags: Vec<(String, String)>,
+    moves: Vec<String>,
+    result: String,
+}
+
+/// Parses PGN text into its games.
+fn parse_pgn(text: &str) -> Vec<PgnGame> {
+    let mut games = Vec::new();
+    for chunk in text.split("[Event ").skip(1) {
+        let chunk = format!("[Event {chunk}");
+        let mut tags = Vec::new();
+        let mut movetext = String::new();
+        for line in chunk.lines() {
+            if let Some(tag) = line.strip_prefix('[') {
+                let tag = tag.strip_suffix(']').unwrap();
+                let (name, value) = tag.split_once(' ').unwrap();
+                tags.push((name.to_string(), value.trim_matches('"').to_string()));
+            } else if !line.trim().is_empty() {
+                assert!(line.len() <= 80, "movetext line over 80 columns: {line}");
+                movetext.push_str(line);
+                movetext.push(' ');
+            }
+        }
+        let mut tokens: Vec<String> = movetext.split_whitespace().map(String::from).collect();
+        let result = tokens.pop().unwrap();
+        let moves = tokens.into_iter().filter(|t| !t.ends_with('.')).collect();
+        games.push(PgnGame {
+            tags,
+            moves,
+            result,
+        });
+    }
+    games
+}
+
+#[test]
+fn pgn_export_replays_legally() {
+    let dir = temp_dir("pgn");
+    let games = drops_games();
+    write_dataset(&dir, &games, 2);
+    let mut out = Vec::new();
+    assert_eq!(export_pgn(&dir, &mut out).unwrap(), 3);
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("[Event \"NinjaZero self-play\"]"));
+    assert!(text.contains("[Variant \"insane-ninja-drops\"]"));
+    assert!(text.contains("\n\n1. "), "{text}");
+    // Drops appear in RULES.md move text.
+    assert!(text.contains("Y@"), "{text}");
+
+    let parsed = parse_pgn(&text);
+    assert_eq!(parsed.len(), 3);
+    for (
+        PgnGame {
+            tags,
+            moves,
+            result,
+        },
+        game,
+    ) in parsed.iter().zip(&games)
+    {
+        let tag = |name: &str| {
+            tags.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("no {name} tag"))
+        };
+        let names: Vec<&str> = tags.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Event",
+                "Site",
+                "Date",
+                "Round",
+                "White",
+                "Black",
+                "Result",
+                "Variant",
+                "FEN",
+                "SetUp",
+                "Termination"
+            ]
+        );
+        assert_eq!(tag("Site"), "?");
+        assert_eq!(tag("Date"), "????.??.??");
+        assert_eq!(tag("Round"), game.game_id.to_string());
+        assert_eq!(tag("White"), "NinjaZero");
+        assert_eq!(tag("Black"), "NinjaZero");
+        assert_eq!(tag("SetUp"), "1");
+        assert_eq!(tag("Termination"), game.termination);
+        let expected_result = match game.winner {
+            Some(Color::White) => "1-0",
+            Some(Color::Black) => "0-1",
+            None => "1/2-1/2",
+        };
+        assert_eq!(tag("Result"), expected_result);
+        assert_eq!(result, expected_result);
+
+        let variant: Variant = tag("Variant").parse().unwrap();
+        let mut pos = Position::from_fen(variant, tag("FEN")).unwrap();
+        assert_eq!(moves.len(), game.positions.len());
+        for (text, record) in moves.iter().zip(&game.positions) {
+            assert_eq!(pos.to_fen(), record.fen);
+            let m = pos
+                .parse_move(text)
+                .unwrap_or_else(|e| panic!("game {}: {e}", game.game_id));
+            assert_eq!(text, &record.move_played);
+            pos.play_unchecked(m);
+        }
+    }
+    // The 20-ply game needs more than one movetext line.
+    let third = text.split("[Event ").nth(3).unwrap();
+    let movetext_lines = third
+        .lines()
+        .filter(|l| !l.starts_with('[') && !l.trim().is_empty())
+        .count();
+    assert!(movetext_lines >= 2, "{third}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pyarrow_reads_the_files() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "run scripts/setup.sh first: {} is missing",
+        python.display()
+    );
+    let dir = temp_dir("pyarrow");
+    let games = drops_games();
+    let files = write_dataset(&dir, &games, 2);
+    let rows = games[0].positions.len() + games[1].positions.len();
+    let script = r#"
+import json, sys
+import pyarrow.ipc as ipc
+path, expected = sys.argv[1], json.loads(sys.argv[2])
+with open(path, "rb") as f:
+    reader = ipc.open_file(f)
+    table = reader.read_all()
+meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items()}
+assert table.column_names == expected["columns"], table.column_names
+assert table.num_rows == expected["rows"], table.num_rows
+assert meta["ninjazero.schema_version"] == str(expected["schema_version"]), meta
+assert meta["ninjazero.variant"] == "insane-ninja-drops", meta
+assert meta["ninjazero.rules_version"] == "1", meta
+assert meta["ninjazero.encoding_version"] == "1", meta
+assert json.loads(meta["ninjazero.search_settings"]) == {"visits": 64, "gumbel": True}, meta
+assert meta["ninjazero.seed"] == "12345", meta
+assert meta["ninjazero.model_id"] == "uniform", meta
+assert meta["ninjazero.games"] == "2", meta
+rows = table.to_pylist()
+first = rows[0]
+assert first["game_id"] == 1 and first["ply"] == 0, first
+assert first["fen"] == expected["fen0"], first["fen"]
+assert first["side_to_move"] == "w"
+assert first["move_played"] == expected["move0"], first["move_played"]
+assert first["policy_move"] == expected["policy_moves0"], first["policy_move"]
+assert abs(sum(first["policy_prob"]) - 1.0) < 1e-6
+assert first["white_pawn"] == 10 and first["black_insane_ninja"] == 2, first
+assert first["white_hand"] == 4 and first["black_hand"] == 4, first
+assert first["result"] == 1.0 and first["winner"] == "white", first
+assert rows[1]["result"] == -1.0, rows[1]
+assert first["would_resign_side"] is None and first["would_resign_ply"] is None
+second = [r for r in rows if r["game_id"] == 2]
+assert all(r["result"] == 0.0 and r["winner"] == "draw" for r in second)
+assert second[0]["would_resign_side"] == "black" and second[0]["would_resign_ply"] == 5
+assert second[0]["resignation_disabled"] is True
+assert str(table.schema.field("policy_index").type) == "list<item: uint32>"
+assert str(table.schema.field("game_id").type) == "uint64"
+assert str(table.schema.field("ply").type) == "uint16"
+print("pyarrow ok", table.num_rows)
+"#;
+    let first = &games[0].positions[0];
+    let policy_moves: Vec<&str> = first.policy.iter().map(|e| e.move_text.as_str()).collect();
+    let expected = serde_json::json!({
+        "columns": column_names(),
+        "rows": rows,
+        "schema_version": SCHEMA_VERSION,
+        "fen0": first.fen,
+        "move0": first.move_played,
+        "policy_moves0": policy_moves,
+    })
+    .to_string();
+    let output = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&files[0])
+        .arg(&expected)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "pyarrow check failed (run scripts/setup.sh if pyarrow is missing):\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("pyarrow ok {rows}")));
+    fs::remove_dir_all(&dir).unwrap();
+}

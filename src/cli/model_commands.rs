@@ -1,0 +1,56 @@
+//! `model`: creating and describing checkpoints.
+
+use super::{parse_variant, CliResult};
+use clap::Subcommand;
+use ninjazero_model::{parse_device, Model, Preset};
+use ninjazero_rules::Variant;
+use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum ModelCommand {
+    /// Write a freshly initialised network (generation 0 of a run).
+    Init {
+        #[arg(long, value_parser = parse_variant)]
+        variant: Variant,
+        /// Network size: tiny, cpu or gpu.
+        #[arg(long, default_value = "cpu")]
+        preset: Preset,
+        /// Checkpoint path ending in `.safetensors` (a `.json` sidecar is written beside it).
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed for the initial weights.
+        #[arg(long, default_value_t = 0)]
+        seed: i64,
+    },
+    /// Print a checkpoint's sidecar (variant, architecture, encoding, training step).
+    Info { checkpoint: PathBuf },
+}
+
+pub fn run(command: ModelCommand) -> CliResult {
+    match command {
+        ModelCommand::Init {
+            variant,
+            preset,
+            out,
+            seed,
+        } => {
+            if out.extension().and_then(|e| e.to_str()) != Some("safetensors") {
+                return Err(format!(
+                    "{}: the checkpoint name must end in .safetensors",
+                    out.display()
+                ));
+            }
+            tch::manual_seed(seed);
+            let model = Model::new(variant, &preset.config(), tch::Device::Cpu);
+            model.save(&out).map_err(|e| e.to_string())?;
+            println!("wrote {} ({preset} network for {variant})", out.display());
+        }
+        ModelCommand::Info { checkpoint } => {
+            let device = parse_device("cpu")?;
+            let model = Model::load(&checkpoint, None, device).map_err(|e| e.to_string())?;
+            let json = serde_json::to_string_pretty(&model.meta).map_err(|e| e.to_string())?;
+            println!("{json}");
+        }
+    }
+    Ok(())
+}

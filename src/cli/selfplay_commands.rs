@@ -1,0 +1,198 @@
+//! `selfplay` and `data`: producing and looking at datasets.
+
+use super::{parse_variant, CliResult};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use ninjazero_data::{export_pgn, finished_game_ids, summarize, DatasetWriter, FileMeta};
+use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformEvaluator};
+use ninjazero_rules::{Position, Variant};
+use ninjazero_selfplay::{run_selfplay, RootSearch, RunStats, SearchConfig, SelfPlayOptions};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use tch::Device;
+
+#[derive(Args, Debug)]
+pub struct SelfPlayArgs {
+    /// Variant id (see `ninjazero perft --help`).
+    #[arg(long, value_parser = parse_variant)]
+    variant: Variant,
+    /// Checkpoint (`.safetensors` with its `.json` sidecar). Without one, the search uses
+    /// uniform priors and a material value: self-play from nothing but the rules.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Games the dataset should hold; games already in OUT are kept and not replayed.
+    #[arg(long)]
+    games: u64,
+    /// Dataset directory (Arrow IPC files, written atomically).
+    #[arg(long)]
+    out: PathBuf,
+    /// Simulations per full search.
+    #[arg(long, default_value_t = 128)]
+    sims: u32,
+    /// Simulations per cheap search (playout cap randomization).
+    #[arg(long, default_value_t = 32)]
+    cheap_sims: u32,
+    /// Share of moves searched fully (their policies become training targets).
+    #[arg(long, default_value_t = 0.25)]
+    full_search_probability: f64,
+    /// Root search: puct (with Dirichlet noise) or gumbel (Sequential Halving; for few
+    /// simulations).
+    #[arg(long, default_value = "puct")]
+    search: RootSearch,
+    /// Games played at once; the network batch is about half of it.
+    #[arg(long, default_value_t = 256)]
+    concurrency: usize,
+    /// CPU threads for tree work and libtorch (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+    /// Random seed: the same seed and settings give the same games on a CPU.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Games longer than this are adjudicated on the search value.
+    #[arg(long, default_value_t = 300)]
+    max_plies: u32,
+    /// Games per data file.
+    #[arg(long, default_value_t = 64)]
+    games_per_file: usize,
+}
+
+/// A short content hash of a checkpoint file: the model id stored with every position.
+fn model_id(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let digest = Sha256::digest(&bytes);
+    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| e.to_string())?;
+    tch::set_num_threads(threads as i32);
+    let (mut evaluator, model_id): (Box<dyn Evaluator + Send>, String) = match &args.model {
+        Some(path) => {
+            let model =
+                Model::load(path, Some(args.variant), args.device).map_err(|e| e.to_string())?;
+            (Box::new(NetworkEvaluator::new(model)), model_id(path)?)
+        }
+        None => (Box::new(UniformEvaluator::default()), "uniform".to_string()),
+    };
+    let config = SearchConfig {
+        root_search: args.search,
+        simulations: args.sims,
+        cheap_simulations: args.cheap_sims,
+        full_search_probability: args.full_search_probability,
+        max_plies: args.max_plies,
+        ..SearchConfig::default()
+    };
+    let options = SelfPlayOptions {
+        start: Position::start(args.variant),
+        games: args.games,
+        concurrency: args.concurrency.max(2),
+        seed: args.seed,
+        config: config.clone(),
+        model_id: model_id.clone(),
+    };
+    let settings = serde_json::json!({ "search": config, "concurrency": options.concurrency });
+    let meta = FileMeta {
+        variant: args.variant,
+        search_settings: settings.to_string(),
+        seed: args.seed,
+        model_id,
+    };
+    let done = finished_game_ids(&args.out).map_err(|e| e.to_string())?;
+    let mut writer =
+        DatasetWriter::create(&args.out, meta, args.games_per_file).map_err(|e| e.to_string())?;
+    let bar = ProgressBar::new(args.games).with_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let already = done.len().min(args.games as usize) as u64;
+    bar.set_position(already);
+    let show = |stats: &RunStats| {
+        bar.set_position(already + stats.games);
+        bar.set_message(progress_message(stats));
+    };
+    let stats = run_selfplay(&options, evaluator.as_mut(), &mut writer, &done, &show)
+        .map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "selfplay: {} new games ({} already in {}), {} positions, {}",
+        stats.games,
+        already,
+        args.out.display(),
+        stats.positions,
+        progress_message(&stats)
+    );
+    println!("time: {}", stats.breakdown());
+    let core_hours = stats.wall.as_secs_f64() * threads as f64 / 3600.0;
+    println!(
+        "games/hour/core: {:.1}",
+        stats.games as f64 / core_hours.max(1e-9)
+    );
+    Ok(())
+}
+
+fn progress_message(stats: &RunStats) -> String {
+    let secs = stats.wall.as_secs_f64().max(1e-9);
+    format!(
+        "{:.0} positions/s, average length {:.1} plies, White/draw/Black {}/{}/{}",
+        stats.positions as f64 / secs,
+        stats.average_length(),
+        stats.results[0],
+        stats.results[1],
+        stats.results[2]
+    )
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DataCommand {
+    /// Summarise a dataset: games, positions, results, lengths, termination reasons.
+    Inspect {
+        /// Dataset directory.
+        dir: PathBuf,
+    },
+    /// Export the games as PGN (with Variant and FEN tags) for people and GUIs.
+    Pgn {
+        /// Dataset directory.
+        dir: PathBuf,
+        /// Output file (standard output if left out).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+pub fn run_data_command(command: DataCommand) -> CliResult {
+    match command {
+        DataCommand::Inspect { dir } => {
+            let summary = summarize(&dir).map_err(|e| e.to_string())?;
+            println!("{summary}");
+        }
+        DataCommand::Pgn { dir, out } => {
+            let count = match &out {
+                Some(path) => {
+                    let file = std::fs::File::create(path)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    let mut writer = std::io::BufWriter::new(file);
+                    export_pgn(&dir, &mut writer).map_err(|e| e.to_string())?
+                }
+                None => {
+                    export_pgn(&dir, &mut std::io::stdout().lock()).map_err(|e| e.to_string())?
+                }
+            };
+            if let Some(path) = out {
+                eprintln!("wrote {count} games to {}", path.display());
+            }
+        }
+    }
+    Ok(())
+}
