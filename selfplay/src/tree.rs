@@ -105,13 +105,20 @@ impl Tree {
     }
 
     /// The PUCT choice among `node`'s edges; `priors` overrides the stored priors (the
-    /// root's noisy priors).
+    /// root's noisy priors). Ties (common among unvisited moves with uniform priors) go to
+    /// the first edge counting from a start that depends on the position: always taking
+    /// the first generated move would make the search prefer whatever move generation
+    /// lists first, which differs by colour.
     pub fn select_edge(&self, node: u32, puct: Puct, priors: Option<&[f32]>) -> usize {
         let parent = &self.nodes[node as usize];
+        let edges = self.edges(node);
         let sqrt_visits = (parent.visits.max(1) as f32).sqrt();
         let fpu = parent.value() - puct.fpu_reduction;
+        let start = (parent.position.hash() % edges.len().max(1) as u64) as usize;
         let mut best = (f32::NEG_INFINITY, 0);
-        for (i, edge) in self.edges(node).iter().enumerate() {
+        for offset in 0..edges.len() {
+            let i = (start + offset) % edges.len();
+            let edge = &edges[i];
             let prior = priors.map_or(edge.prior, |p| p[i]);
             let q = self.child_q(edge).unwrap_or(fpu);
             let u = puct.c_puct * prior * sqrt_visits / (1 + self.child_visits(edge)) as f32;

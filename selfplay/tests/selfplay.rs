@@ -180,3 +180,46 @@ fn a_restarted_run_adds_only_the_missing_games() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(single).unwrap();
 }
+
+/// With uniform priors neither colour may be favoured by the search itself (an early
+/// version broke ties by move generation order, and Black won three games in four).
+#[test]
+fn model_free_self_play_favours_neither_colour() {
+    let variant = Variant::Chess;
+    let dir = temp_dir("colours");
+    let config = SearchConfig {
+        max_plies: 200,
+        ..SearchConfig::default()
+    };
+    let options = SelfPlayOptions {
+        start: Position::start(variant),
+        games: 64,
+        concurrency: 64,
+        seed: 5,
+        config,
+        model_id: "uniform".to_string(),
+    };
+    let meta = FileMeta {
+        variant,
+        search_settings: "{}".to_string(),
+        seed: 5,
+        model_id: "uniform".to_string(),
+    };
+    let mut writer = DatasetWriter::create(&dir, meta, 64).unwrap();
+    let stats = run_selfplay(
+        &options,
+        &mut UniformEvaluator::default(),
+        &mut writer,
+        &HashSet::new(),
+        &|_| {},
+    )
+    .unwrap();
+    let [white, _, black] = stats.results;
+    let decisive = (white + black) as f64;
+    assert!(
+        white as f64 > 0.3 * decisive && black as f64 > 0.3 * decisive,
+        "White/draw/Black {:?}",
+        stats.results
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
