@@ -7,6 +7,7 @@
 
 use crate::config::{RootSearch, SearchConfig};
 use crate::gumbel::{improved_policy, GumbelRoot};
+use crate::search::{repetitions, terminal_value};
 use crate::tree::{NodeState, Puct, Tree};
 use ninjazero_data::{GameRecord, PolicyEntry, PositionRecord};
 use ninjazero_model::{move_index, BoardShape, EvalRequest, Evaluation};
@@ -121,8 +122,8 @@ impl SelfPlayGame {
                     let started = Instant::now();
                     let moves = self.tree.node(node).position.legal_moves();
                     self.movegen += started.elapsed();
-                    let repetitions = self.repetitions(&path);
-                    match self.terminal_value(node, &moves, repetitions) {
+                    let repetitions = repetitions(self.game.hashes(), &self.tree, &path);
+                    match terminal_value(&self.tree.node(node).position, &moves, repetitions) {
                         Some(value) => {
                             self.tree.nodes[node as usize].state = NodeState::Terminal(value);
                             self.finish_simulation(&path, value);
@@ -158,40 +159,6 @@ impl SelfPlayGame {
     fn finish_simulation(&mut self, path: &[u32], value: f32) {
         self.tree.backup(path, value);
         self.search.done += 1;
-    }
-
-    /// Occurrences of the position at the end of `path`: in the game so far (which ends
-    /// with the root) and along the path below the root.
-    fn repetitions(&self, path: &[u32]) -> u32 {
-        let hash = self
-            .tree
-            .node(*path.last().expect("non-empty"))
-            .position
-            .hash();
-        let in_game = self.game_hashes().filter(|&h| h == hash).count();
-        let in_tree = path[1..]
-            .iter()
-            .filter(|&&n| self.tree.node(n).position.hash() == hash)
-            .count();
-        (in_game + in_tree) as u32
-    }
-
-    fn game_hashes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.game.hashes().iter().copied()
-    }
-
-    /// The value of a finished position for its side to move, or None if play goes on.
-    fn terminal_value(&self, node: u32, moves: &MoveList, repetitions: u32) -> Option<f32> {
-        let position = &self.tree.node(node).position;
-        if moves.is_empty() {
-            let outcome = position.outcome()?;
-            return Some(match outcome.winner {
-                Some(winner) if winner == position.turn() => 1.0,
-                Some(_) => -1.0,
-                None => 0.0,
-            });
-        }
-        (position.halfmove_clock() >= 100 || repetitions >= 3).then_some(0.0)
     }
 
     /// Root to leaf: the root's choice follows the root search, below it PUCT.

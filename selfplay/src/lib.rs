@@ -7,8 +7,10 @@ pub mod config;
 pub mod game;
 pub mod gumbel;
 pub mod scheduler;
+pub mod search;
 pub mod tree;
 
 pub use config::{RootSearch, SearchConfig};
 pub use game::SelfPlayGame;
 pub use scheduler::{run_selfplay, RunStats, SelfPlayOptions};
+pub use search::{SearchInfo, SearchLimits, Searcher};

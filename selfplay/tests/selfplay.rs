@@ -223,3 +223,45 @@ fn model_free_self_play_favours_neither_colour() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_searcher_finds_mates_and_respects_its_limits() {
+    use ninjazero_rules::Game;
+    use ninjazero_selfplay::{SearchLimits, Searcher};
+    use std::sync::atomic::AtomicBool;
+    let config = SearchConfig::default();
+    let mut evaluator = UniformEvaluator::default();
+    let mut searcher = Searcher::new(&mut evaluator, &config);
+    let stop = AtomicBool::new(false);
+    let position = Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap();
+    let game = Game::from_position(position);
+    let limits = SearchLimits {
+        simulations: Some(300),
+        time: None,
+    };
+    let mut reports = 0;
+    let info = searcher
+        .search(&game, &limits, &stop, &mut |_| reports += 1)
+        .unwrap();
+    assert_eq!(info.best.to_string(), "a1a8");
+    assert_eq!(info.simulations, 300);
+    assert!(info.value > 0.9, "a mate scores as a win: {}", info.value);
+    assert_eq!(info.pv[0], info.best);
+    assert!(reports >= 1);
+
+    let stopped = AtomicBool::new(true);
+    let info = searcher
+        .search(&game, &SearchLimits::default(), &stopped, &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        info.simulations, 1,
+        "a set stop flag ends the search after one simulation"
+    );
+
+    let mated = Game::from_position(
+        Position::from_fen(Variant::Chess, "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1").unwrap(),
+    );
+    assert!(searcher
+        .search(&mated, &limits, &stop, &mut |_| {})
+        .is_none());
+}
