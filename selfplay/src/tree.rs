@@ -25,7 +25,8 @@ pub enum NodeState {
 pub struct Node {
     pub position: Position,
     pub visits: u32,
-    pub value_sum: f32,
+    /// Sum of simulation values; f64 so that long searches (millions of visits) stay exact.
+    pub value_sum: f64,
     edges_start: u32,
     edges_len: u32,
     pub state: NodeState,
@@ -48,7 +49,7 @@ impl Node {
         if self.visits == 0 {
             0.0
         } else {
-            self.value_sum / self.visits as f32
+            (self.value_sum / self.visits as f64) as f32
         }
     }
 }
@@ -165,7 +166,7 @@ impl Tree {
         for &node in path.iter().rev() {
             let n = &mut self.nodes[node as usize];
             n.visits += 1;
-            n.value_sum += value;
+            n.value_sum += f64::from(value);
             value = -value;
         }
     }

@@ -17,12 +17,16 @@ pub enum BenchCommand {
     /// Network positions/s per preset and batch size, achieved GFLOP/s against a same-run
     /// matrix multiply, time outside the forward pass, and the same network in PyTorch.
     Nn(super::bench_nn::BenchNnArgs),
+    /// Training samples/s per preset (network and batch) against the same loop in
+    /// PyTorch, the real loader's rate and a short real run's loader wait share.
+    Train(super::train_commands::BenchTrainArgs),
 }
 
 pub fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Perft { seconds } => bench_perft(Duration::from_secs_f64(seconds)),
         BenchCommand::Nn(args) => super::bench_nn::run(args),
+        BenchCommand::Train(args) => super::train_commands::run_bench(args),
     }
 }
 

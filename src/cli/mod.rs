@@ -1,11 +1,16 @@
 //! Command definitions and dispatch.
 
+mod arena_commands;
 mod bench;
 mod bench_nn;
 mod fuzz;
 mod model_commands;
+mod pipeline;
+mod play;
 mod rules_commands;
 mod selfplay_commands;
+mod train_commands;
+mod uci;
 
 use clap::{Parser, Subcommand};
 use ninjazero_rules::Variant;
@@ -37,6 +42,17 @@ enum Command {
     /// Look at a dataset: `data inspect DIR`, `data pgn DIR`.
     #[command(subcommand)]
     Data(selfplay_commands::DataCommand),
+    /// Play two players against each other over paired openings: score, Elo, SPRT.
+    Arena(arena_commands::ArenaArgs),
+    /// Play a game against NinjaZero in the terminal.
+    Play(play::PlayArgs),
+    /// Speak UCI (Fairy-Stockfish variant conventions) on standard input and output.
+    Uci(uci::UciArgs),
+    /// Train a network on self-play data (resumable; metrics and loss plot in --work).
+    Train(train_commands::TrainArgs),
+    /// The closed loop: self-play → train → arena → promote, generation after generation;
+    /// writes summary.md and elo.png in the run directory. Rerun the same command to continue.
+    Pipeline(pipeline::PipelineArgs),
 }
 
 /// The error type of every command: a message for the user.
@@ -51,6 +67,11 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Selfplay(args) => selfplay_commands::run_selfplay_command(args),
         Command::Data(command) => selfplay_commands::run_data_command(command),
         Command::Model(command) => model_commands::run(command),
+        Command::Arena(args) => arena_commands::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Uci(args) => uci::run(args),
+        Command::Train(args) => train_commands::run_train(args),
+        Command::Pipeline(args) => pipeline::run(args),
     }
 }
 

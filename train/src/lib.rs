@@ -1,1 +1,515 @@
-//! Placeholder: the training loop and piece-value estimation (issues 4, 5).
+//! The NinjaZero trainer: a sliding replay window over self-play datasets, background
+//! batch loading, hand-written checkpointable optimizers (SGD with momentum, AdamW), a
+//! learning-rate schedule with warm-up, gradient clipping, resumable checkpoints, per-step
+//! metrics and loss-curve plots.
+//!
+//! ```no_run
+//! use ninjazero_train::{train, TrainConfig};
+//! use ninjazero_rules::Variant;
+//! use std::path::{Path, PathBuf};
+//!
+//! let config = TrainConfig::preset("demo").unwrap();
+//! let report = train(
+//!     Variant::InsaneNinja,
+//!     &[PathBuf::from("runs/demo/selfplay/gen-0000")],
+//!     Path::new("runs/demo/models/gen-0000.safetensors"),
+//!     Path::new("runs/demo/models/gen-0001.safetensors"),
+//!     Path::new("runs/demo/train"),
+//!     &config,
+//!     tch::Device::Cpu,
+//!     &|step, total, line| eprintln!("{step}/{total} {line}"),
+//! )?;
+//! println!("{:.0} samples/s", report.samples_per_s);
+//! # Ok::<(), ninjazero_train::TrainError>(())
+//! ```
+//!
+//! A job is identified by its variant and initial checkpoint. Calling [`train`] again with
+//! the same ones and the same work directory resumes from the last checkpoint there: the
+//! window is the one recorded when the job started and the batches continue the same
+//! sequence, so an interrupted job ends with exactly the weights of an uninterrupted one.
+//! Another initial checkpoint starts a new job (the old state is replaced).
+
+pub mod bench;
+pub mod config;
+mod loader;
+pub mod metrics;
+mod optim;
+mod state;
+pub mod synthetic;
+mod window;
+
+pub use config::{OptimizerKind, Schedule, TrainConfig};
+pub use loader::{Batch, SplitMix64};
+pub use metrics::{plot_metrics, read_metrics, MetricsRecord};
+pub use optim::Optimizer;
+pub use window::{SkippedFile, WindowFile, WindowSnapshot};
+
+use loader::{BatchSource, Loader};
+use metrics::{truncate_metrics, MetricsWriter};
+use ninjazero_model::{Model, ModelError};
+use ninjazero_rules::Variant;
+use state::{JobId, TrainState};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tch::{Device, Kind, Tensor};
+
+/// File names inside the work directory.
+pub const METRICS_FILE: &str = "metrics.jsonl";
+pub const PLOT_FILE: &str = "loss.png";
+const DATA_INDEX_FILE: &str = "data-index.json";
+
+/// Why training failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{}: {source}", path.display())]
+    Torch {
+        path: PathBuf,
+        source: tch::TchError,
+    },
+    #[error("bad training configuration: {0}")]
+    Config(String),
+    #[error("data: {0}")]
+    Data(String),
+    #[error("no training data: {0}")]
+    NoData(String),
+    #[error("training state: {0}")]
+    State(String),
+    #[error("loader: {0}")]
+    Loader(String),
+    #[error("plot: {0}")]
+    Plot(String),
+    /// The run stopped before the job's last step (see [`RunControl`]); the work directory
+    /// holds the last checkpoint to resume from.
+    #[error("training stopped after step {step}; the last checkpoint is step {checkpoint}")]
+    Interrupted { step: u64, checkpoint: u64 },
+}
+
+impl TrainError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> TrainError {
+        TrainError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn torch(path: &Path, source: tch::TchError) -> TrainError {
+        TrainError::Torch {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct TrainReport {
+    /// Steps of the job done (the configured steps, once finished).
+    pub steps_done: u64,
+    /// Steps this call ran (0 when the job was already finished).
+    pub steps_this_run: u64,
+    /// Training samples per second over this run (loader waits and checkpoints included).
+    pub samples_per_s: f64,
+    /// Share of this run's training time spent waiting for batches.
+    pub loader_wait_share: f64,
+    /// Mean over the job's last (up to) 10 steps.
+    pub final_policy_loss: f64,
+    pub final_value_loss: f64,
+    /// The trained model (`out`).
+    pub checkpoint: PathBuf,
+    /// Positions in the window, and in all usable files when it was taken.
+    pub window_positions: usize,
+    pub total_positions: usize,
+    /// Data files that were not used, with the reason (also printed as warnings).
+    pub skipped_files: Vec<SkippedFile>,
+}
+
+/// Optional controls of a run, for tests and for callers that stop training themselves.
+#[derive(Clone, Debug, Default)]
+pub struct RunControl {
+    /// Stop abruptly after this many steps of this run, as if the process were killed: no
+    /// checkpoint, no output model. [`TrainError::Interrupted`] is returned.
+    pub max_steps_this_run: Option<u64>,
+    /// When set (e.g. from a signal handler), stop after the current step, write a
+    /// checkpoint and return [`TrainError::Interrupted`].
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// The losses and statistics of one step.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepStats {
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub loss: f64,
+    pub policy_accuracy: f64,
+    pub value_mse: f64,
+    pub policy_rows: u64,
+    pub grad_norm: f64,
+}
+
+/// A model and its optimizer: one call of [`Trainer::step`] is forward (train mode),
+/// losses, backward, gradient clipping and the optimizer update.
+pub struct Trainer {
+    pub model: Model,
+    pub optimizer: Optimizer,
+    weight_decay: f64,
+    grad_clip: f64,
+}
+
+impl Trainer {
+    pub fn new(model: Model, config: &TrainConfig) -> Trainer {
+        let optimizer = Optimizer::new(&model.vs, config.optimizer);
+        Trainer {
+            model,
+            optimizer,
+            weight_decay: config.weight_decay,
+            grad_clip: config.grad_clip,
+        }
+    }
+
+    /// One optimizer step on `batch` with learning rate `lr`.
+    pub fn step(&mut self, batch: &Batch, lr: f64) -> StepStats {
+        let (policy_logits, wdl_logits) = self.model.net.forward(&batch.inputs, true);
+        let log_policy = policy_logits.log_softmax(-1, Kind::Float);
+        let row_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float);
+        let rows = batch.policy_mask.sum(Kind::Float);
+        let denominator = rows.clamp_min(1.0);
+        let policy_loss = (&row_loss * &batch.policy_mask).sum(Kind::Float) / &denominator;
+        let value_loss = wdl_logits.cross_entropy_for_logits(&batch.wdl);
+        let loss = &policy_loss + &value_loss;
+        let mut grads = self.optimizer.gradients(&loss);
+        let grad_norm = Optimizer::clip_grad_norm(&mut grads, self.grad_clip);
+        self.optimizer.step(&grads, lr, self.weight_decay);
+        drop(grads);
+        let stats = tch::no_grad(|| {
+            let hits = policy_logits
+                .argmax(-1, false)
+                .eq_tensor(&batch.policy.argmax(-1, false))
+                .to_kind(Kind::Float);
+            let accuracy = (hits * &batch.policy_mask).sum(Kind::Float) / &denominator;
+            let probs = wdl_logits.softmax(-1, Kind::Float);
+            let expected: Tensor = probs.select(1, 0) + probs.select(1, 1) * 0.5;
+            let target: Tensor = 1.0 - batch.wdl.to_kind(Kind::Float) * 0.5;
+            let mse = (expected - target).square().mean(Kind::Float);
+            Tensor::stack(
+                &[
+                    policy_loss.detach(),
+                    value_loss.detach(),
+                    accuracy,
+                    mse,
+                    rows,
+                    grad_norm.to_kind(Kind::Float).to_device(loss.device()),
+                ],
+                0,
+            )
+            .to_kind(Kind::Double)
+            .to_device(Device::Cpu)
+        });
+        let v: Vec<f64> = Vec::try_from(stats).expect("six statistics");
+        StepStats {
+            policy_loss: v[0],
+            value_loss: v[1],
+            loss: v[0] + v[1],
+            policy_accuracy: v[2],
+            value_mse: v[3],
+            policy_rows: v[4] as u64,
+            grad_norm: v[5],
+        }
+    }
+}
+
+/// Trains from `init` (a checkpoint) on the newest positions of `data_dirs`, keeping state
+/// in `work_dir` (resumes if state of the same job is there), and writes the trained model
+/// to `out` (safetensors + sidecar, `parent` = init's file name, training_step
+/// accumulated). `progress` gets (step, total, metrics line) for a progress bar.
+#[allow(clippy::too_many_arguments)]
+pub fn train(
+    variant: Variant,
+    data_dirs: &[PathBuf],
+    init: &Path,
+    out: &Path,
+    work_dir: &Path,
+    config: &TrainConfig,
+    device: Device,
+    progress: &dyn Fn(u64, u64, &str),
+) -> Result<TrainReport, TrainError> {
+    train_with_control(
+        variant,
+        data_dirs,
+        init,
+        out,
+        work_dir,
+        config,
+        device,
+        progress,
+        &RunControl::default(),
+    )
+}
+
+/// Keeps freed tensor memory in the process instead of returning it to the system after
+/// every step. glibc serves allocations above a (dynamic) threshold with `mmap` and gives
+/// them back with `munmap`, so each step's activations are page-faulted in anew: about 10 %
+/// of a CPU training step. Raising the mmap threshold to its maximum (32 MiB) and the trim
+/// threshold to 1 GiB makes them reuse heap memory. Process-wide, idempotent; only on
+/// glibc.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: mallopt only changes allocator parameters; it is thread-safe.
+            unsafe {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+                libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+            }
+        });
+    }
+}
+
+/// Prints a skipped file as a warning line.
+fn warn_skipped(file: &SkippedFile) {
+    eprintln!(
+        "warning: skipping data file {}: {}",
+        file.path.display(),
+        file.reason
+    );
+}
+
+/// [`train`] with [`RunControl`].
+#[allow(clippy::too_many_arguments)]
+pub fn train_with_control(
+    variant: Variant,
+    data_dirs: &[PathBuf],
+    init: &Path,
+    out: &Path,
+    work_dir: &Path,
+    config: &TrainConfig,
+    device: Device,
+    progress: &dyn Fn(u64, u64, &str),
+    control: &RunControl,
+) -> Result<TrainReport, TrainError> {
+    config.validate().map_err(TrainError::Config)?;
+    tune_allocator();
+    std::fs::create_dir_all(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
+    let init_name = init
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let job = JobId {
+        variant: variant.id().to_string(),
+        init_name: init_name.clone(),
+        init_fingerprint: state::fingerprint(init)?,
+    };
+    let metrics_path = work_dir.join(METRICS_FILE);
+
+    // Resume the job in the work directory, or start it.
+    let previous = TrainState::read(work_dir)?.filter(|s| s.job == job);
+    let mut skipped_files = Vec::new();
+    let (mut state, mut model, samples) = match previous {
+        Some(state) => {
+            let checkpoint = state.checkpoint_dir(work_dir).join("model.safetensors");
+            let model = Model::load(&checkpoint, Some(variant), device)?;
+            let samples = window::load_window(variant, &state.window)?;
+            truncate_metrics(&metrics_path, state.step)?;
+            (state, model, samples)
+        }
+        None => {
+            let mut model = Model::load(init, Some(variant), device)?;
+            let mut index = window::DataIndex::load(&work_dir.join(DATA_INDEX_FILE));
+            let (snapshot, samples, skipped) =
+                window::take_window(variant, data_dirs, config, &mut index, &mut warn_skipped)?;
+            index.save(&work_dir.join(DATA_INDEX_FILE))?;
+            skipped_files = skipped;
+            let init_step = model.meta.training_step;
+            model.meta.parent = Some(init_name.clone());
+            let state = TrainState::new(job, init_step, snapshot, config);
+            for stale in [METRICS_FILE, PLOT_FILE, state::STATE_FILE] {
+                let _ = std::fs::remove_file(work_dir.join(stale));
+            }
+            (state, model, samples)
+        }
+    };
+    model.meta.parent = Some(init_name);
+    let mut trainer = Trainer::new(model, config);
+    if state.checkpoint.is_empty() {
+        // The job's starting point, so that a kill before the first checkpoint resumes
+        // on the same window.
+        state::save_checkpoint(work_dir, &mut state, &trainer.model, &trainer.optimizer)?;
+    } else {
+        if state.optimizer.kind != config.optimizer {
+            return Err(TrainError::State(format!(
+                "the job in {} uses {:?}; resume it with the same optimizer or use another work directory",
+                work_dir.display(),
+                state.optimizer.kind
+            )));
+        }
+        let path = state.checkpoint_dir(work_dir).join("optimizer.safetensors");
+        trainer.optimizer.load(&path, state.optimizer.step)?;
+    }
+
+    let mut steps_this_run = 0u64;
+    let mut wait_total = 0.0f64;
+    let mut samples_this_run = 0u64;
+    let loop_start = Instant::now();
+    if state.step < config.steps {
+        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, state.rng.seed));
+        let mut loader = Loader::start(
+            source,
+            state.rng.samples_cursor,
+            config.batch_size,
+            config.loader_threads,
+            device,
+        );
+        let mut metrics = MetricsWriter::append_to(&metrics_path)?;
+        while state.step < config.steps {
+            if control.max_steps_this_run == Some(steps_this_run) {
+                return Err(TrainError::Interrupted {
+                    step: state.step,
+                    checkpoint: checkpoint_step(&state),
+                });
+            }
+            let step_start = Instant::now();
+            let batch = loader.next_batch()?;
+            let wait = step_start.elapsed().as_secs_f64();
+            let lr = config.learning_rate_at(state.step);
+            let stats = trainer.step(&batch, lr);
+            state.step += 1;
+            state.rng.samples_cursor += batch.size as u64;
+            state.optimizer.step = trainer.optimizer.step;
+            steps_this_run += 1;
+            samples_this_run += batch.size as u64;
+            wait_total += wait;
+            let step_s = step_start.elapsed().as_secs_f64();
+            let record = MetricsRecord {
+                step: state.step,
+                policy_loss: stats.policy_loss,
+                value_loss: stats.value_loss,
+                loss: stats.loss,
+                policy_accuracy: stats.policy_accuracy,
+                value_mse: stats.value_mse,
+                policy_rows: stats.policy_rows,
+                grad_norm: stats.grad_norm,
+                learning_rate: lr,
+                samples_per_s: batch.size as f64 / step_s,
+                loader_wait_s: wait,
+                step_s,
+            };
+            metrics.write(&record)?;
+            let run_time = loop_start.elapsed().as_secs_f64();
+            progress(
+                state.step,
+                config.steps,
+                &format!(
+                    "loss {:.3} (policy {:.3}, value {:.3}), top-1 {:.1}%, lr {:.2e}, {:.0} samples/s, loader wait {:.1}%",
+                    stats.loss,
+                    stats.policy_loss,
+                    stats.value_loss,
+                    100.0 * stats.policy_accuracy,
+                    lr,
+                    samples_this_run as f64 / run_time,
+                    100.0 * wait_total / run_time
+                ),
+            );
+            let stopping = control
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed));
+            let due = config.checkpoint_every > 0 && state.step % config.checkpoint_every == 0;
+            if due || stopping || state.step == config.steps {
+                trainer.model.meta.training_step = state.init_training_step + state.step;
+                state::save_checkpoint(work_dir, &mut state, &trainer.model, &trainer.optimizer)?;
+            }
+            if stopping && state.step < config.steps {
+                return Err(TrainError::Interrupted {
+                    step: state.step,
+                    checkpoint: state.step,
+                });
+            }
+        }
+    }
+    let run_time = loop_start.elapsed().as_secs_f64();
+
+    let records = metrics::read_metrics(&metrics_path);
+    if !records.is_empty() {
+        let tmp = work_dir.join(format!("loss.{}.tmp.png", std::process::id()));
+        metrics::plot_metrics(&records, &tmp)?;
+        std::fs::rename(&tmp, work_dir.join(PLOT_FILE))
+            .map_err(|e| TrainError::io(&work_dir.join(PLOT_FILE), e))?;
+    }
+    trainer.model.meta.training_step = state.init_training_step + state.step;
+    save_model_atomically(&trainer.model, out)?;
+
+    let tail = &records[records.len().saturating_sub(10)..];
+    let mean = |f: fn(&MetricsRecord) -> f64| {
+        if tail.is_empty() {
+            f64::NAN
+        } else {
+            tail.iter().map(f).sum::<f64>() / tail.len() as f64
+        }
+    };
+    Ok(TrainReport {
+        steps_done: state.step,
+        steps_this_run,
+        samples_per_s: if run_time > 0.0 {
+            samples_this_run as f64 / run_time
+        } else {
+            0.0
+        },
+        loader_wait_share: if run_time > 0.0 {
+            wait_total / run_time
+        } else {
+            0.0
+        },
+        final_policy_loss: mean(|r| r.policy_loss),
+        final_value_loss: mean(|r| r.value_loss),
+        checkpoint: out.to_path_buf(),
+        window_positions: state.window.size,
+        total_positions: state.window.total_positions,
+        skipped_files,
+    })
+}
+
+fn checkpoint_step(state: &TrainState) -> u64 {
+    state
+        .checkpoint
+        .strip_prefix("ckpt-")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Saves `model` to `out` (and its sidecar) through a temporary directory beside it and
+/// renames, so a reader never sees a partial file.
+fn save_model_atomically(model: &Model, out: &Path) -> Result<(), TrainError> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| TrainError::io(parent, e))?;
+    let name = out.file_name().ok_or_else(|| {
+        TrainError::Config(format!("output path {} has no file name", out.display()))
+    })?;
+    let tmp_dir = parent.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp_dir);
+    std::fs::create_dir_all(&tmp_dir).map_err(|e| TrainError::io(&tmp_dir, e))?;
+    let tmp_model = tmp_dir.join(name);
+    model.save(&tmp_model)?;
+    let tmp_sidecar = ninjazero_model::checkpoint::sidecar_path(&tmp_model);
+    let sidecar = ninjazero_model::checkpoint::sidecar_path(out);
+    // The sidecar first: a reader that finds the weights finds their description.
+    std::fs::rename(&tmp_sidecar, &sidecar).map_err(|e| TrainError::io(&sidecar, e))?;
+    std::fs::rename(&tmp_model, out).map_err(|e| TrainError::io(out, e))?;
+    let _ = std::fs::remove_dir_all(&tmp_dir);
+    Ok(())
+}

@@ -1,0 +1,424 @@
+//! The arena: two players over paired openings (every opening twice, colours swapped),
+//! with the score, an Elo difference with its 95 % interval and an optional SPRT.
+//!
+//! Statistics are per pair of games (the pentanomial model fishtest uses for paired
+//! openings): a pair's score is the mean of A's two results, so the unbalance of a random
+//! opening cancels out of the variance.
+
+use crate::players::Player;
+use ninjazero_rules::{Color, Game, Move, Variant};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How an arena is played.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArenaConfig {
+    /// Openings; every one is played twice with colours swapped, so games = 2 * pairs.
+    pub pairs: usize,
+    /// Random legal plies from the start position that make an opening (seeded).
+    pub opening_plies: usize,
+    /// Games reaching this many plies (opening included) are adjudicated a draw.
+    pub max_plies: u32,
+    pub seed: u64,
+    /// Stop as soon as this test is decided.
+    pub sprt: Option<SprtConfig>,
+}
+
+impl Default for ArenaConfig {
+    fn default() -> ArenaConfig {
+        ArenaConfig {
+            pairs: 50,
+            opening_plies: 6,
+            max_plies: 300,
+            seed: 0,
+            sprt: None,
+        }
+    }
+}
+
+/// A sequential probability ratio test of H0: Elo = elo0 against H1: Elo = elo1 (logistic
+/// Elo), with false positive rate `alpha` and false negative rate `beta`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtConfig {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl SprtConfig {
+    /// The test with alpha = beta = 0.05 (fishtest's choice).
+    pub fn new(elo0: f64, elo1: f64) -> SprtConfig {
+        SprtConfig {
+            elo0,
+            elo1,
+            alpha: 0.05,
+            beta: 0.05,
+        }
+    }
+
+    /// (lower, upper) LLR bounds: ln(beta / (1 - alpha)) and ln((1 - beta) / alpha).
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+}
+
+/// The verdict of an SPRT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SprtVerdict {
+    AcceptH1,
+    AcceptH0,
+    Continue,
+}
+
+/// One game of an arena.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArenaGame {
+    /// The opening's moves, in move text.
+    pub opening: Vec<String>,
+    pub a_is_white: bool,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    /// `checkmate`, `threefold repetition`, …, `max plies` or `illegal move …`.
+    pub termination: String,
+    /// Plies of the whole game, opening included.
+    pub plies: usize,
+}
+
+impl ArenaGame {
+    /// A's points in this game: 1, 0.5 or 0.
+    pub fn score_a(&self) -> f64 {
+        let white = match self.result.as_str() {
+            "1-0" => 1.0,
+            "0-1" => 0.0,
+            _ => 0.5,
+        };
+        if self.a_is_white {
+            white
+        } else {
+            1.0 - white
+        }
+    }
+}
+
+/// The outcome of an arena, from player A's view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArenaResult {
+    pub variant: String,
+    pub player_a: String,
+    pub player_b: String,
+    pub games: usize,
+    pub wins: usize,
+    pub draws: usize,
+    pub losses: usize,
+    /// A's points per game.
+    pub score: f64,
+    /// Elo difference A - B and its 95 % interval (see [`ArenaResult::from_games`]).
+    pub elo: f64,
+    pub elo_low: f64,
+    pub elo_high: f64,
+    /// `H1 accepted (LLR …)`, `H0 accepted (LLR …)` or `continue (LLR …)` when an SPRT was
+    /// asked for.
+    pub sprt: Option<String>,
+    pub game_results: Vec<ArenaGame>,
+}
+
+/// Pseudo-pairs of prior variance mixed into the per-pair variance (see
+/// [`ArenaResult::from_games`]).
+const PRIOR_PAIRS: f64 = 2.0;
+/// The variance of a pair's score when both games are decisive coin flips.
+const PRIOR_VARIANCE: f64 = 0.125;
+
+/// Logistic Elo of a score in (0, 1): -400 log10(1/s - 1).
+pub fn elo_from_score(score: f64) -> f64 {
+    // `+ 0.0` turns -0 into 0, so that an even score prints as +0.
+    -400.0 * (1.0 / score - 1.0).log10() + 0.0
+}
+
+/// The expected score at a logistic Elo difference.
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// Mean and regularised variance of per-pair scores: the sample variance is shrunk towards
+/// [`PRIOR_VARIANCE`] with the weight of [`PRIOR_PAIRS`] pairs, so that a few identical
+/// results (all wins, all draws) cannot give a zero variance.
+fn mean_and_variance(units: &[f64]) -> (f64, f64) {
+    let n = units.len() as f64;
+    if units.is_empty() {
+        return (0.5, PRIOR_VARIANCE);
+    }
+    let mean = units.iter().sum::<f64>() / n;
+    let sample = units.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (
+        mean,
+        (n * sample + PRIOR_PAIRS * PRIOR_VARIANCE) / (n + PRIOR_PAIRS),
+    )
+}
+
+/// The normal-approximation generalised log-likelihood ratio of fishtest's GSPRT for
+/// per-pair scores (each the mean of A's two results):
+/// N (s1 - s0) (2 mu - s0 - s1) / (2 var), with s0, s1 the scores at elo0 and elo1 and the
+/// variance regularised as in [`mean_and_variance`].
+pub fn sprt_llr(pair_scores: &[f64], elo0: f64, elo1: f64) -> f64 {
+    if pair_scores.is_empty() {
+        return 0.0;
+    }
+    let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
+    let (mean, variance) = mean_and_variance(pair_scores);
+    pair_scores.len() as f64 * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+}
+
+/// The SPRT verdict on the complete pairs of `games`, with the LLR.
+pub fn sprt_verdict(games: &[ArenaGame], config: &SprtConfig) -> (SprtVerdict, f64) {
+    let pairs: Vec<f64> = games
+        .chunks_exact(2)
+        .map(|pair| (pair[0].score_a() + pair[1].score_a()) / 2.0)
+        .collect();
+    let llr = sprt_llr(&pairs, config.elo0, config.elo1);
+    let (lower, upper) = config.bounds();
+    let verdict = if llr >= upper {
+        SprtVerdict::AcceptH1
+    } else if llr <= lower {
+        SprtVerdict::AcceptH0
+    } else {
+        SprtVerdict::Continue
+    };
+    (verdict, llr)
+}
+
+impl ArenaResult {
+    /// The statistics of a list of games, consecutive games forming the pairs.
+    ///
+    /// - `score` is A's points per game; the Elo comes from it through
+    ///   [`elo_from_score`]. When A won or lost every game the score is corrected to
+    ///   (points + 0.5) / (games + 1), which keeps the Elo finite.
+    /// - The 95 % interval is score ± 1.96 standard errors, from the variance of the
+    ///   per-pair scores (an incomplete last pair counts as a unit of its own), shrunk
+    ///   towards 0.125 with the weight of two pairs; its ends are kept within
+    ///   [0.25 / (games + 1), 1 - 0.25 / (games + 1)] (beyond the corrected score of a clean
+    ///   sweep) and mapped through the same formula.
+    /// - The SPRT uses complete pairs only (see [`sprt_llr`]).
+    pub fn from_games(
+        variant: &str,
+        player_a: &str,
+        player_b: &str,
+        game_results: Vec<ArenaGame>,
+        sprt: Option<&SprtConfig>,
+    ) -> ArenaResult {
+        let games = game_results.len();
+        let count = |points: f64| {
+            game_results
+                .iter()
+                .filter(|g| g.score_a() == points)
+                .count()
+        };
+        let (wins, draws, losses) = (count(1.0), count(0.5), count(0.0));
+        let points = wins as f64 + draws as f64 / 2.0;
+        let score = if games == 0 {
+            0.5
+        } else {
+            points / games as f64
+        };
+        let corrected = if games == 0 || points == 0.0 || points == games as f64 {
+            (points + 0.5) / (games as f64 + 1.0)
+        } else {
+            score
+        };
+        let units: Vec<f64> = game_results
+            .chunks(2)
+            .map(|unit| unit.iter().map(ArenaGame::score_a).sum::<f64>() / unit.len() as f64)
+            .collect();
+        let (_, variance) = mean_and_variance(&units);
+        let margin = 1.96 * (variance / units.len().max(1) as f64).sqrt();
+        let edge = 0.25 / (games as f64 + 1.0);
+        let bounded = |s: f64| elo_from_score(s.clamp(edge, 1.0 - edge));
+        let sprt = sprt.map(|config| {
+            let (verdict, llr) = sprt_verdict(&game_results, config);
+            let (lower, upper) = config.bounds();
+            match verdict {
+                SprtVerdict::AcceptH1 => format!("H1 accepted (LLR {llr:.2} >= {upper:.2})"),
+                SprtVerdict::AcceptH0 => format!("H0 accepted (LLR {llr:.2} <= {lower:.2})"),
+                SprtVerdict::Continue => {
+                    format!("continue (LLR {llr:.2} in [{lower:.2}, {upper:.2}])")
+                }
+            }
+        });
+        ArenaResult {
+            variant: variant.to_string(),
+            player_a: player_a.to_string(),
+            player_b: player_b.to_string(),
+            games,
+            wins,
+            draws,
+            losses,
+            score,
+            elo: elo_from_score(corrected),
+            elo_low: bounded(corrected - margin),
+            elo_high: bounded(corrected + margin),
+            sprt,
+            game_results,
+        }
+    }
+
+    /// Writes the result as pretty JSON, atomically (a temporary file, then a rename),
+    /// creating the directory if needed.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| std::io::Error::other(format!("{}: no file name", path.display())))?;
+        let tmp = path.with_file_name(format!(".{}.tmp", name.to_string_lossy()));
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&tmp, json + "\n")?;
+        std::fs::rename(&tmp, path)
+    }
+
+    /// `A vs B: +12 =5 -3, score 0.725, Elo +168 [+71, +298] (95 %)`, and the SPRT verdict
+    /// when there is one.
+    pub fn summary_line(&self) -> String {
+        let mut line = format!(
+            "{} vs {}: +{} ={} -{}, score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}] (95 %)",
+            self.player_a,
+            self.player_b,
+            self.wins,
+            self.draws,
+            self.losses,
+            self.score,
+            self.elo,
+            self.elo_low,
+            self.elo_high
+        );
+        if let Some(sprt) = &self.sprt {
+            line += &format!(", SPRT: {sprt}");
+        }
+        line
+    }
+}
+
+/// The opening of pair `pair`: `plies` random legal moves from the start position, drawn
+/// again (up to 100 times) while the game ends within them.
+pub fn opening(variant: Variant, plies: usize, seed: u64, pair: usize) -> Vec<Move> {
+    let mut moves = Vec::new();
+    for attempt in 0..100u64 {
+        let mut rng = StdRng::seed_from_u64(
+            seed ^ (pair as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ attempt.wrapping_mul(0xd1b5_4a32_d192_ed03),
+        );
+        let mut game = Game::new(variant);
+        moves.clear();
+        while moves.len() < plies && game.outcome().is_none() {
+            let legal = game.position().legal_moves();
+            let m = legal[rng.random_range(0..legal.len())];
+            game.play_unchecked(m);
+            moves.push(m);
+        }
+        if game.outcome().is_none() {
+            break;
+        }
+    }
+    moves
+}
+
+/// Plays one game from `opening`; returns (winner, termination, plies).
+fn play_game(
+    white: &mut dyn Player,
+    black: &mut dyn Player,
+    variant: Variant,
+    opening: &[Move],
+    max_plies: u32,
+) -> (Option<Color>, String, usize) {
+    let mut game = Game::new(variant);
+    for &m in opening {
+        game.play_unchecked(m);
+    }
+    loop {
+        if let Some(outcome) = game.outcome() {
+            return (
+                outcome.winner,
+                outcome.termination.to_string(),
+                game.moves().len(),
+            );
+        }
+        if game.moves().len() >= max_plies as usize {
+            return (None, "max plies".to_string(), game.moves().len());
+        }
+        let mover = game.position().turn();
+        let m = match mover {
+            Color::White => white.choose(&game),
+            Color::Black => black.choose(&game),
+        };
+        if game.play(m).is_err() {
+            let name = match mover {
+                Color::White => white.name(),
+                Color::Black => black.name(),
+            };
+            return (
+                Some(!mover),
+                format!("illegal move {m} by {name}"),
+                game.moves().len(),
+            );
+        }
+    }
+}
+
+/// Plays the arena: for each pair, one game with A as White and one with A as Black, from
+/// the same opening. Calls `progress(done, total, &partial)` after each game and stops
+/// early once an SPRT (if given) is decided (checked after each complete pair).
+pub fn run_arena(
+    a: &mut dyn Player,
+    b: &mut dyn Player,
+    variant: Variant,
+    config: &ArenaConfig,
+    progress: &dyn Fn(usize, usize, &ArenaResult),
+) -> ArenaResult {
+    let (name_a, name_b) = (a.name(), b.name());
+    let total = 2 * config.pairs;
+    let mut games: Vec<ArenaGame> = Vec::with_capacity(total);
+    let summarize = |games: &[ArenaGame]| {
+        ArenaResult::from_games(
+            variant.id(),
+            &name_a,
+            &name_b,
+            games.to_vec(),
+            config.sprt.as_ref(),
+        )
+    };
+    'pairs: for pair in 0..config.pairs {
+        let moves = opening(variant, config.opening_plies, config.seed, pair);
+        let opening_text: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
+        for a_is_white in [true, false] {
+            let (winner, termination, plies) = if a_is_white {
+                play_game(a, b, variant, &moves, config.max_plies)
+            } else {
+                play_game(b, a, variant, &moves, config.max_plies)
+            };
+            let result = match winner {
+                Some(Color::White) => "1-0",
+                Some(Color::Black) => "0-1",
+                None => "1/2-1/2",
+            };
+            games.push(ArenaGame {
+                opening: opening_text.clone(),
+                a_is_white,
+                result: result.to_string(),
+                termination,
+                plies,
+            });
+            progress(games.len(), total, &summarize(&games));
+        }
+        if let Some(sprt) = &config.sprt {
+            if sprt_verdict(&games, sprt).0 != SprtVerdict::Continue {
+                break 'pairs;
+            }
+        }
+    }
+    summarize(&games)
+}

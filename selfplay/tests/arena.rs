@@ -1,0 +1,368 @@
+//! The baseline players and the arena: alpha-beta tactics and determinism, paired openings,
+//! Elo and SPRT arithmetic, JSON files and player specs.
+
+use ninjazero_rules::{Color, Game, Position, Termination, Variant};
+use ninjazero_selfplay::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
+use ninjazero_selfplay::{
+    parse_player, run_arena, AlphaBetaConfig, AlphaBetaPlayer, ArenaConfig, ArenaGame, ArenaResult,
+    Player, RandomPlayer, SprtConfig,
+};
+use std::time::Instant;
+
+fn game_from(variant: Variant, fen: &str) -> Game {
+    Game::from_position(Position::from_fen(variant, fen).expect("test FEN is valid"))
+}
+
+fn depth(d: u32) -> AlphaBetaConfig {
+    AlphaBetaConfig {
+        max_depth: d,
+        ..AlphaBetaConfig::default()
+    }
+}
+
+const INSANE_MATE: &str = "****2****/k9/pp8/10/10/10/10/10/10/10/5K3Q/****2**** w - - 0 1";
+
+#[test]
+fn alphabeta_finds_mate_in_one() {
+    let cases = [
+        (Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"),
+        // The Black King in the corner a10, walled in by its own pawns.
+        (Variant::InsaneNinja, INSANE_MATE),
+    ];
+    for (variant, fen) in cases {
+        for d in [1, 3] {
+            let mut game = game_from(variant, fen);
+            let mut player = AlphaBetaPlayer::new(depth(d));
+            let m = player.choose(&game);
+            game.play(m).unwrap();
+            let outcome = game.outcome().expect("the move mates");
+            assert_eq!(outcome.termination, Termination::Checkmate, "{variant} {m}");
+            assert_eq!(outcome.winner, Some(Color::White));
+            assert!(player.last_search().unwrap().score > 900_000);
+        }
+    }
+}
+
+#[test]
+fn alphabeta_wins_a_free_queen_deterministically() {
+    let cases = [
+        (Variant::Chess, "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", "d2d5"),
+        (
+            Variant::InsaneNinja,
+            "****2****/5k4/10/10/10/3q6/10/10/10/3R6/5K4/****2**** w - - 0 1",
+            "d2d6",
+        ),
+    ];
+    for (variant, fen, capture) in cases {
+        let game = game_from(variant, fen);
+        let mut first = AlphaBetaPlayer::new(depth(3));
+        let info = first.search(&game);
+        assert_eq!(info.best.to_string(), capture, "{variant}");
+        assert!(info.score > 500, "{variant}: score {}", info.score);
+        // The same search again, and a fresh engine, give the same move, score and nodes.
+        let again = first.search(&game);
+        let fresh = AlphaBetaPlayer::new(depth(3)).search(&game);
+        for other in [again, fresh] {
+            assert_eq!(other.best, info.best);
+            assert_eq!(other.score, info.score);
+            assert_eq!(other.nodes, info.nodes);
+            assert_eq!(other.pv, info.pv);
+        }
+    }
+}
+
+#[test]
+fn alphabeta_depth_3_on_insane_ninja_is_fast() {
+    let mut game = Game::new(Variant::InsaneNinja);
+    let mut player = AlphaBetaPlayer::new(depth(3));
+    let mut slowest = 0f64;
+    for _ in 0..4 {
+        let started = Instant::now();
+        let m = player.choose(&game);
+        let secs = started.elapsed().as_secs_f64();
+        let info = player.last_search().unwrap();
+        eprintln!(
+            "insane-ninja depth 3: {m} score {} nodes {} in {secs:.3} s",
+            info.score, info.nodes
+        );
+        slowest = slowest.max(secs);
+        game.play(m).unwrap();
+    }
+    assert!(slowest < 5.0, "depth 3 took {slowest:.2} s");
+}
+
+#[test]
+fn alphabeta_plays_every_variant() {
+    for variant in Variant::ALL {
+        let mut ab = AlphaBetaPlayer::new(depth(2));
+        let mut random = RandomPlayer::new(1);
+        let config = ArenaConfig {
+            pairs: 1,
+            opening_plies: 2,
+            max_plies: 80,
+            seed: 3,
+            sprt: None,
+        };
+        let result = run_arena(&mut ab, &mut random, variant, &config, &|_, _, _| {});
+        assert_eq!(result.variant, variant.id());
+        for g in &result.game_results {
+            assert!(!g.termination.starts_with("illegal"), "{variant}: {g:?}");
+        }
+        assert_eq!(result.losses, 0, "{variant}: {}", result.summary_line());
+    }
+}
+
+#[test]
+fn time_limited_alphabeta_deepens_within_its_time() {
+    let game = Game::new(Variant::Chess);
+    let config = AlphaBetaConfig {
+        max_depth: 64,
+        time_per_move: Some(std::time::Duration::from_millis(200)),
+        ..AlphaBetaConfig::default()
+    };
+    let started = Instant::now();
+    let info = AlphaBetaPlayer::new(config).search(&game);
+    let secs = started.elapsed().as_secs_f64();
+    assert!(info.depth >= 2, "reached depth {}", info.depth);
+    assert!(secs < 1.0, "200 ms search took {secs:.2} s");
+}
+
+#[test]
+fn alphabeta_beats_the_random_mover() {
+    let mut ab = AlphaBetaPlayer::new(depth(2));
+    let mut random = RandomPlayer::new(7);
+    let config = ArenaConfig {
+        pairs: 3,
+        opening_plies: 4,
+        max_plies: 300,
+        seed: 1,
+        sprt: None,
+    };
+    let result = run_arena(&mut ab, &mut random, Variant::Chess, &config, &|_, _, _| {});
+    eprintln!("{}", result.summary_line());
+    assert_eq!(result.games, 6);
+    assert_eq!(result.losses, 0, "{}", result.summary_line());
+    assert!(result.score >= 0.75, "{}", result.summary_line());
+    assert!(result.elo_low > 0.0, "{}", result.summary_line());
+}
+
+#[test]
+fn openings_are_paired_with_colours_swapped() {
+    let mut a = parse_player("uniform:sims=8", Variant::Chess, tch::Device::Cpu, 0).unwrap();
+    let mut b = parse_player("random", Variant::Chess, tch::Device::Cpu, 3).unwrap();
+    assert_eq!(a.name(), "uniform:sims=8");
+    let config = ArenaConfig {
+        pairs: 3,
+        opening_plies: 4,
+        max_plies: 30,
+        seed: 11,
+        sprt: None,
+    };
+    let calls = std::cell::Cell::new(0);
+    let result = run_arena(
+        &mut *a,
+        &mut *b,
+        Variant::Chess,
+        &config,
+        &|done, total, r| {
+            assert_eq!(total, 6);
+            assert_eq!(r.games, done);
+            calls.set(calls.get() + 1);
+        },
+    );
+    assert_eq!(calls.get(), 6);
+    assert_eq!(result.games, 6);
+    assert_eq!(result.wins + result.draws + result.losses, 6);
+    assert_eq!(result.player_a, "uniform:sims=8");
+    assert_eq!(result.player_b, "random");
+    for pair in result.game_results.chunks(2) {
+        assert_eq!(pair[0].opening, pair[1].opening);
+        assert_eq!(pair[0].opening.len(), 4);
+        assert!(pair[0].a_is_white && !pair[1].a_is_white);
+        for g in pair {
+            assert!(["1-0", "0-1", "1/2-1/2"].contains(&g.result.as_str()));
+            assert!(g.plies >= 4 && g.plies <= 30, "{} plies", g.plies);
+        }
+    }
+    let openings: std::collections::HashSet<_> =
+        result.game_results.iter().map(|g| &g.opening).collect();
+    assert_eq!(openings.len(), 3, "each pair has its own opening");
+}
+
+fn synthetic(pairs: &[(&str, &str)]) -> Vec<ArenaGame> {
+    pairs
+        .iter()
+        .flat_map(|&(first, second)| {
+            [(first, true), (second, false)].map(|(result, a_is_white)| ArenaGame {
+                opening: vec!["e2e4".into()],
+                a_is_white,
+                result: result.to_string(),
+                termination: "checkmate".into(),
+                plies: 40,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn elo_arithmetic() {
+    assert!(elo_from_score(0.5).abs() < 1e-9);
+    assert!((elo_from_score(0.75) - 190.848).abs() < 0.01);
+    assert!((elo_from_score(0.25) + 190.848).abs() < 0.01);
+    assert!((score_from_elo(elo_from_score(0.64)) - 0.64).abs() < 1e-12);
+
+    // 3 pairs: A wins both, wins one and draws one, loses one and wins one (as Black).
+    let games = synthetic(&[("1-0", "0-1"), ("1-0", "1/2-1/2"), ("0-1", "0-1")]);
+    let r = ArenaResult::from_games("chess", "A", "B", games, None);
+    assert_eq!((r.wins, r.draws, r.losses), (4, 1, 1));
+    assert!((r.score - 0.75).abs() < 1e-12);
+    assert!((r.elo - 190.848).abs() < 0.01);
+    assert!(r.elo_low < r.elo && r.elo < r.elo_high);
+    assert!(r.sprt.is_none());
+    assert_eq!(
+        r.summary_line(),
+        format!(
+            "A vs B: +4 =1 -1, score 0.750, Elo +191 [{:+.0}, {:+.0}] (95 %)",
+            r.elo_low, r.elo_high
+        )
+    );
+
+    // All won: finite, corrected score (games + 0.5) / (games + 1).
+    let all = ArenaResult::from_games("chess", "A", "B", synthetic(&[("1-0", "0-1"); 5]), None);
+    assert_eq!(all.score, 1.0);
+    assert!((all.elo - elo_from_score(10.5 / 11.0)).abs() < 1e-9);
+    assert!(all.elo_low.is_finite() && all.elo_high.is_finite());
+    assert!(all.elo_low > 0.0 && all.elo_low < all.elo && all.elo < all.elo_high);
+    let none = ArenaResult::from_games("chess", "A", "B", Vec::new(), None);
+    assert_eq!(none.elo, 0.0);
+    assert!(
+        none.summary_line().contains("Elo +0 ["),
+        "{}",
+        none.summary_line()
+    );
+    assert!(none.elo_low.is_finite() && none.elo_high.is_finite());
+
+    // More games narrow the interval.
+    let many = synthetic(&[("1-0", "1/2-1/2"); 40]);
+    let few = synthetic(&[("1-0", "1/2-1/2"); 4]);
+    let width = |g| {
+        let r = ArenaResult::from_games("chess", "A", "B", g, None);
+        r.elo_high - r.elo_low
+    };
+    assert!(width(many) < width(few) / 2.0);
+}
+
+#[test]
+fn sprt_verdicts() {
+    let config = SprtConfig::new(0.0, 50.0);
+    let (lower, upper) = config.bounds();
+    assert!((lower - (0.05f64 / 0.95).ln()).abs() < 1e-12);
+    assert!((upper - (0.95f64 / 0.05).ln()).abs() < 1e-12);
+
+    let wins = synthetic(&[("1-0", "0-1"); 10]);
+    assert_eq!(sprt_verdict(&wins[..2], &config).0, SprtVerdict::Continue);
+    assert_eq!(sprt_verdict(&wins, &config).0, SprtVerdict::AcceptH1);
+    let draws = synthetic(&[("1/2-1/2", "1/2-1/2"); 20]);
+    assert_eq!(sprt_verdict(&draws, &config).0, SprtVerdict::AcceptH0);
+    let losses = synthetic(&[("0-1", "1-0"); 10]);
+    assert_eq!(sprt_verdict(&losses, &config).0, SprtVerdict::AcceptH0);
+    let r = ArenaResult::from_games("chess", "A", "B", wins, Some(&config));
+    assert!(r.sprt.as_deref().unwrap().starts_with("H1 accepted"));
+    assert!(r.summary_line().contains("SPRT: H1 accepted"));
+
+    // A real run: alpha-beta against the random mover stops early with H1.
+    let mut ab = AlphaBetaPlayer::new(depth(2));
+    let mut random = RandomPlayer::new(5);
+    let arena = ArenaConfig {
+        pairs: 20,
+        opening_plies: 4,
+        max_plies: 300,
+        seed: 2,
+        sprt: Some(config),
+    };
+    let result = run_arena(&mut ab, &mut random, Variant::Chess, &arena, &|_, _, _| {});
+    eprintln!("{}", result.summary_line());
+    assert!(result.games < 40, "{}", result.summary_line());
+    assert_eq!(result.games % 2, 0);
+    assert!(result.sprt.as_deref().unwrap().starts_with("H1 accepted"));
+}
+
+#[test]
+fn results_round_trip_through_json() {
+    let dir = std::env::temp_dir().join(format!("ninjazero-arena-{}", std::process::id()));
+    let path = dir.join("arena/gen-0001-vs-0000.json");
+    let games = synthetic(&[("1-0", "1/2-1/2"), ("0-1", "1-0")]);
+    let result =
+        ArenaResult::from_games("chess", "A", "B", games, Some(&SprtConfig::new(0.0, 10.0)));
+    result.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let back: ArenaResult = serde_json::from_str(&text).unwrap();
+    // Floats come back to within parsing precision; everything else exactly.
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(1.0);
+    assert!(close(back.score, result.score) && close(back.elo, result.elo));
+    assert!(close(back.elo_low, result.elo_low) && close(back.elo_high, result.elo_high));
+    let floats_equal = ArenaResult {
+        score: result.score,
+        elo: result.elo,
+        elo_low: result.elo_low,
+        elo_high: result.elo_high,
+        ..back
+    };
+    assert_eq!(floats_equal, result);
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file is left: {leftovers:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn player_specs() {
+    let cpu = tch::Device::Cpu;
+    let v = Variant::Chess;
+    let name = |spec: &str| parse_player(spec, v, cpu, 0).unwrap().name();
+    assert_eq!(name("random"), "random");
+    assert_eq!(name("uniform"), "uniform:sims=64");
+    assert_eq!(name("uniform:sims=16"), "uniform:sims=16");
+    assert_eq!(name("alphabeta:depth=3"), "alphabeta:depth=3");
+    assert_eq!(name("alphabeta:ms=200"), "alphabeta:ms=200");
+    assert_eq!(name("alphabeta:depth=4:ms=50"), "alphabeta:depth=4:ms=50");
+    assert_eq!(
+        name("alphabeta:depth=2:values=N=3.5,b=3.25"),
+        "alphabeta:depth=2:values=custom"
+    );
+
+    let error = |spec: &str| match parse_player(spec, v, cpu, 0) {
+        Ok(p) => panic!("'{spec}' was accepted as {}", p.name()),
+        Err(e) => e,
+    };
+    let e = error("mcts:missing.safetensors");
+    assert!(
+        e.contains("missing.safetensors") && e.contains("does not exist"),
+        "{e}"
+    );
+    let e = error("mcts:missing.safetensors:sims=32");
+    assert!(e.contains("'missing.safetensors'"), "{e}");
+    let e = error("alphabeta:depth=x");
+    assert!(e.contains("depth") && e.contains("'x'"), "{e}");
+    let e = error("alphabeta");
+    assert!(e.contains("depth=D") && e.contains("ms=T"), "{e}");
+    let e = error("alphabeta:depth=0");
+    assert!(e.contains("depth must be"), "{e}");
+    let e = error("alphabeta:depth=3:values=X=2");
+    assert!(e.contains("'X' is not a piece letter"), "{e}");
+    let e = error("uniform:sims=many");
+    assert!(e.contains("sims") && e.contains("'many'"), "{e}");
+    let e = error("uniform:simulations=8");
+    assert!(e.contains("unknown option 'simulations'"), "{e}");
+    let e = error("minimax:depth=3");
+    assert!(
+        e.contains("unknown kind 'minimax'") && e.contains("alphabeta"),
+        "{e}"
+    );
+}

@@ -1,0 +1,111 @@
+//! `arena`: two players over paired openings, with score, Elo and an optional SPRT.
+
+use super::{parse_variant, CliResult};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use ninjazero_model::parse_device;
+use ninjazero_rules::Variant;
+use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, SprtConfig};
+use std::path::PathBuf;
+use tch::Device;
+
+#[derive(Args, Debug)]
+pub struct ArenaArgs {
+    /// Variant id (see `ninjazero perft --help`).
+    #[arg(long, value_parser = parse_variant)]
+    variant: Variant,
+    /// Player A: random, uniform:sims=N (MCTS without a model),
+    /// mcts:PATH.safetensors:sims=N, alphabeta:depth=D or alphabeta:ms=T
+    /// (optionally :values=P=1,N=3,... and :mobility=W).
+    #[arg(long)]
+    a: String,
+    /// Player B, in the same form as A.
+    #[arg(long)]
+    b: String,
+    /// Openings; each is played twice with colours swapped.
+    #[arg(long, default_value_t = 50)]
+    pairs: usize,
+    /// Random legal plies from the start position that make an opening.
+    #[arg(long, default_value_t = 6)]
+    opening_plies: usize,
+    /// Games reaching this many plies are adjudicated a draw.
+    #[arg(long, default_value_t = 300)]
+    max_plies: u32,
+    /// Seed of the openings (and of a random player).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop early by an SPRT of ELO0 against ELO1 (logistic Elo, alpha = beta = 0.05),
+    /// e.g. `--sprt 0,10`.
+    #[arg(long, value_parser = parse_sprt, allow_hyphen_values = true)]
+    sprt: Option<SprtConfig>,
+    /// Write the result (games, score, Elo, SPRT verdict) as JSON.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// cpu, cuda, cuda:N or auto (for checkpoint players).
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+}
+
+fn parse_sprt(text: &str) -> Result<SprtConfig, String> {
+    let bad = || format!("cannot read '{text}' as ELO0,ELO1 (e.g. 0,10)");
+    let (a, b) = text.split_once(',').ok_or_else(bad)?;
+    let elo0: f64 = a.trim().parse().map_err(|_| bad())?;
+    let elo1: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(elo0.is_finite() && elo1.is_finite()) || elo0 >= elo1 {
+        return Err(format!("--sprt {text}: ELO0 must be below ELO1"));
+    }
+    Ok(SprtConfig::new(elo0, elo1))
+}
+
+pub fn run(args: ArenaArgs) -> CliResult {
+    if args.pairs == 0 {
+        return Err("--pairs must be at least 1".to_string());
+    }
+    let mut a = parse_player(&args.a, args.variant, args.device, args.seed)?;
+    // A different random stream for B, so that random against random is no mirror match.
+    let mut b = parse_player(
+        &args.b,
+        args.variant,
+        args.device,
+        args.seed ^ 0x5bd1_e995_5bd1_e995,
+    )?;
+    let config = ArenaConfig {
+        pairs: args.pairs,
+        opening_plies: args.opening_plies,
+        max_plies: args.max_plies,
+        seed: args.seed,
+        sprt: args.sprt,
+    };
+    let bar = ProgressBar::new(2 * args.pairs as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games, {elapsed} elapsed | {msg}")
+            .map_err(|e| e.to_string())?,
+    );
+    bar.set_message(format!("{} vs {}", a.name(), b.name()));
+    let result = run_arena(
+        &mut *a,
+        &mut *b,
+        args.variant,
+        &config,
+        &|done, _, partial| {
+            bar.set_position(done as u64);
+            let mut message = format!(
+                "+{} ={} -{}, score {:.3}, Elo {:+.0}",
+                partial.wins, partial.draws, partial.losses, partial.score, partial.elo
+            );
+            if let Some(sprt) = &partial.sprt {
+                message += &format!(", {sprt}");
+            }
+            bar.set_message(message);
+        },
+    );
+    bar.finish_and_clear();
+    println!("{}", result.summary_line());
+    if let Some(path) = &args.out {
+        result
+            .save(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,527 @@
+//! `pipeline`: the closed loop. Each generation: self-play with the current best model →
+//! train a candidate from it → arena against the best → promote it if it scores better.
+//!
+//! Every stage reads and writes files in the run directory and is skipped when its output
+//! is already there, so killing the pipeline and running the same command again continues
+//! where it stopped (self-play and training also resume inside a stage).
+
+use super::{parse_variant, CliResult};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use ninjazero_data::{finished_game_ids, DatasetWriter, FileMeta};
+use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, Preset, UniformEvaluator};
+use ninjazero_rules::{Position, Variant};
+use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
+use ninjazero_selfplay::players::{parse_player, Player};
+use ninjazero_selfplay::{run_selfplay, SearchConfig, SelfPlayOptions};
+use ninjazero_train::{train, TrainConfig};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tch::Device;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PipelinePreset {
+    /// Minutes on a laptop CPU: tiny network, few games.
+    Demo,
+    /// Hours on a CPU machine.
+    Cpu,
+    /// A GPU machine.
+    Gpu,
+}
+
+#[derive(Args, Debug)]
+pub struct PipelineArgs {
+    #[arg(long, value_parser = parse_variant, default_value = "insane-ninja")]
+    variant: Variant,
+    /// Run directory (created if needed; an existing one is continued).
+    #[arg(long)]
+    run: PathBuf,
+    #[arg(long, value_enum, default_value = "demo")]
+    preset: PipelinePreset,
+    /// Generations to train (counting from 1; generation 0 is the initial network).
+    #[arg(long)]
+    generations: Option<u32>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// Everything a run needs to continue: written once as `run.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct RunConfig {
+    variant: String,
+    preset: PipelinePreset,
+    seed: u64,
+    generations: u32,
+    network: Preset,
+    selfplay_games: u64,
+    concurrency: usize,
+    search: SearchConfig,
+    train: String,
+    arena_pairs: usize,
+    arena_simulations: u64,
+    /// Self-play generations whose data the trainer reads.
+    window_generations: u32,
+}
+
+impl RunConfig {
+    fn new(
+        variant: Variant,
+        preset: PipelinePreset,
+        seed: u64,
+        generations: Option<u32>,
+    ) -> RunConfig {
+        let (network, games, concurrency, sims, cheap, pairs, arena_sims, default_generations) =
+            match preset {
+                PipelinePreset::Demo => (Preset::Tiny, 160, 160, 32, 8, 12, 32, 2),
+                PipelinePreset::Cpu => (Preset::Cpu, 1024, 256, 128, 32, 50, 128, 10),
+                PipelinePreset::Gpu => (Preset::Gpu, 8192, 1024, 400, 100, 100, 400, 30),
+            };
+        RunConfig {
+            variant: variant.id().to_string(),
+            preset,
+            seed,
+            generations: generations.unwrap_or(default_generations),
+            network,
+            selfplay_games: games,
+            concurrency,
+            search: SearchConfig {
+                simulations: sims,
+                cheap_simulations: cheap,
+                max_plies: 200,
+                ..SearchConfig::default()
+            },
+            train: format!("{preset:?}").to_lowercase(),
+            arena_pairs: pairs,
+            arena_simulations: arena_sims,
+            window_generations: 4,
+        }
+    }
+}
+
+/// Paths inside a run directory.
+struct RunDir(PathBuf);
+
+impl RunDir {
+    fn model(&self, generation: u32) -> PathBuf {
+        self.0
+            .join("models")
+            .join(format!("gen-{generation:04}.safetensors"))
+    }
+    fn selfplay(&self, generation: u32) -> PathBuf {
+        self.0.join("selfplay").join(format!("gen-{generation:04}"))
+    }
+    fn train_work(&self, generation: u32) -> PathBuf {
+        self.0.join("train").join(format!("gen-{generation:04}"))
+    }
+    fn arena(&self, name: &str) -> PathBuf {
+        self.0.join("arena").join(format!("{name}.json"))
+    }
+}
+
+fn generation_name(generation: u32) -> String {
+    format!("gen-{generation:04}")
+}
+
+pub fn run(args: PipelineArgs) -> CliResult {
+    let run = RunDir(args.run.clone());
+    std::fs::create_dir_all(&run.0).map_err(|e| format!("{}: {e}", run.0.display()))?;
+    let config = load_or_create_config(&run.0, &args)?;
+    let variant = args.variant;
+    let started = Instant::now();
+    log(&format!(
+        "pipeline: {variant}, preset {:?}, {} generations, run {}",
+        config.preset,
+        config.generations,
+        run.0.display()
+    ));
+    if !run.model(0).exists() {
+        tch::manual_seed(config.seed as i64);
+        Model::new(variant, &config.network.config(), Device::Cpu)
+            .save(&run.model(0))
+            .map_err(|e| e.to_string())?;
+        log(&format!("generation 0: initial {} network", config.network));
+    }
+    let mut best = 0;
+    let mut history = Vec::new();
+    for generation in 1..=config.generations {
+        // Generation 0's network knows nothing: its games would teach nothing, so the first
+        // data comes from the model-free search (uniform priors, material value).
+        let data_model = (best > 0).then(|| run.model(best));
+        self_play(
+            &run,
+            &config,
+            variant,
+            generation - 1,
+            data_model.as_deref(),
+            args.device,
+        )?;
+        train_candidate(&run, &config, variant, generation, best, args.device)?;
+        let versus_best = arena(
+            &run,
+            &config,
+            variant,
+            &format!(
+                "{}-vs-{}",
+                generation_name(generation),
+                generation_name(best)
+            ),
+            &mcts_spec(&run, generation, &config),
+            &mcts_spec(&run, best, &config),
+            args.device,
+        )?;
+        let promoted = versus_best.score > 0.5;
+        let versus_zero = if best == 0 {
+            (versus_best.elo, versus_best.elo_low, versus_best.elo_high)
+        } else {
+            let result = arena(
+                &run,
+                &config,
+                variant,
+                &format!("{}-vs-{}", generation_name(generation), generation_name(0)),
+                &mcts_spec(&run, generation, &config),
+                &mcts_spec(&run, 0, &config),
+                args.device,
+            )?;
+            (result.elo, result.elo_low, result.elo_high)
+        };
+        log(&format!(
+            "generation {generation}: vs best (gen {best}) {}; {}",
+            versus_best.summary_line(),
+            if promoted { "promoted" } else { "not promoted" }
+        ));
+        if promoted {
+            best = generation;
+        }
+        history.push(GenerationRow {
+            generation,
+            promoted,
+            versus_best: versus_best.summary_line(),
+            elo_vs_zero: versus_zero,
+        });
+    }
+    let baselines = [
+        ("random", "random".to_string()),
+        (
+            "uniform",
+            format!("uniform:sims={}", config.arena_simulations),
+        ),
+        ("alphabeta", "alphabeta:depth=2".to_string()),
+    ];
+    let mut baseline_rows = Vec::new();
+    for (name, spec) in baselines {
+        let result = arena(
+            &run,
+            &config,
+            variant,
+            &format!("{}-vs-{name}", generation_name(best)),
+            &mcts_spec(&run, best, &config),
+            &spec,
+            args.device,
+        )?;
+        baseline_rows.push((name, result.summary_line()));
+    }
+    let best_vs_zero = if best == 0 {
+        None
+    } else {
+        Some(arena(
+            &run,
+            &config,
+            variant,
+            &format!("{}-vs-{}", generation_name(best), generation_name(0)),
+            &mcts_spec(&run, best, &config),
+            &mcts_spec(&run, 0, &config),
+            args.device,
+        )?)
+    };
+    write_summary(
+        &run,
+        &config,
+        best,
+        &history,
+        best_vs_zero.as_ref(),
+        &baseline_rows,
+    )?;
+    log(&format!(
+        "pipeline done in {:.1} min: best generation {best}; summary in {}",
+        started.elapsed().as_secs_f64() / 60.0,
+        run.0.join("summary.md").display()
+    ));
+    Ok(())
+}
+
+fn log(line: &str) {
+    println!("[{}] {line}", chrono_like_now());
+}
+
+/// Seconds since the epoch as HH:MM:SS UTC (no time-zone dependency).
+fn chrono_like_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn load_or_create_config(dir: &Path, args: &PipelineArgs) -> Result<RunConfig, String> {
+    let path = dir.join("run.toml");
+    let wanted = RunConfig::new(args.variant, args.preset, args.seed, args.generations);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let mut existing: RunConfig =
+            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if existing.variant != wanted.variant || existing.preset != wanted.preset {
+            return Err(format!(
+                "{} belongs to a {} run with preset {:?}; use another --run directory",
+                dir.display(),
+                existing.variant,
+                existing.preset
+            ));
+        }
+        if let Some(generations) = args.generations {
+            existing.generations = generations;
+        }
+        return Ok(existing);
+    }
+    let text = toml::to_string_pretty(&wanted).map_err(|e| e.to_string())?;
+    write_atomically(&path, text.as_bytes())?;
+    Ok(wanted)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let style =
+        ProgressStyle::with_template(&format!("{what:>9} {{bar:30}} {{pos}}/{{len}} {{msg}}"))
+            .expect("a valid template");
+    ProgressBar::new(len).with_style(style)
+}
+
+fn load_evaluator(
+    model: Option<&Path>,
+    variant: Variant,
+    device: Device,
+) -> Result<Box<dyn Evaluator + Send>, String> {
+    Ok(match model {
+        Some(path) => Box::new(NetworkEvaluator::new(
+            Model::load(path, Some(variant), device).map_err(|e| e.to_string())?,
+        )),
+        None => Box::new(UniformEvaluator::default()),
+    })
+}
+
+/// Self-play data for training generation `generation + 1`.
+fn self_play(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: Variant,
+    generation: u32,
+    model: Option<&Path>,
+    device: Device,
+) -> Result<(), String> {
+    let dir = run.selfplay(generation);
+    let done = finished_game_ids(&dir).map_err(|e| e.to_string())?;
+    if done.len() as u64 >= config.selfplay_games {
+        return Ok(());
+    }
+    let model_id = model.map_or("uniform".to_string(), |p| p.display().to_string());
+    let mut evaluator = load_evaluator(model, variant, device)?;
+    let options = SelfPlayOptions {
+        start: Position::start(variant),
+        games: config.selfplay_games,
+        concurrency: config.concurrency,
+        seed: config.seed ^ u64::from(generation) << 32,
+        config: config.search.clone(),
+        model_id: model_id.clone(),
+    };
+    let meta = FileMeta {
+        variant,
+        search_settings: serde_json::to_string(&config.search).map_err(|e| e.to_string())?,
+        seed: options.seed,
+        model_id,
+    };
+    let mut writer = DatasetWriter::create(&dir, meta, 64).map_err(|e| e.to_string())?;
+    let progress = bar(config.selfplay_games, "selfplay");
+    progress.set_position(done.len() as u64);
+    let already = done.len() as u64;
+    let stats = run_selfplay(&options, evaluator.as_mut(), &mut writer, &done, &|s| {
+        progress.set_position(already + s.games);
+        progress.set_message(format!("{} positions", s.positions));
+    })
+    .map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    progress.finish_and_clear();
+    log(&format!(
+        "self-play for generation {}: {} games, {} positions, {:.0} positions/s",
+        generation + 1,
+        stats.games,
+        stats.positions,
+        stats.positions as f64 / stats.wall.as_secs_f64().max(1e-9)
+    ));
+    Ok(())
+}
+
+fn train_candidate(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: Variant,
+    generation: u32,
+    parent: u32,
+    device: Device,
+) -> Result<(), String> {
+    let out = run.model(generation);
+    if out.exists() {
+        return Ok(());
+    }
+    let first = generation.saturating_sub(config.window_generations);
+    let data: Vec<PathBuf> = (first..generation).map(|g| run.selfplay(g)).collect();
+    let train_config = TrainConfig::preset(&config.train).ok_or("unknown training preset")?;
+    let progress = bar(train_config.steps, "train");
+    let report = train(
+        variant,
+        &data,
+        &run.model(parent),
+        &out,
+        &run.train_work(generation),
+        &train_config,
+        device,
+        &|step, total, line| {
+            progress.set_length(total);
+            progress.set_position(step);
+            progress.set_message(line.to_string());
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    progress.finish_and_clear();
+    log(&format!(
+        "training generation {generation} from {parent}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        report.steps_done,
+        report.final_policy_loss,
+        report.final_value_loss,
+        report.samples_per_s,
+        100.0 * report.loader_wait_share
+    ));
+    Ok(())
+}
+
+fn mcts_spec(run: &RunDir, generation: u32, config: &RunConfig) -> String {
+    format!(
+        "mcts:{}:sims={}",
+        run.model(generation).display(),
+        config.arena_simulations
+    )
+}
+
+/// Plays (or reads back) the arena `name` between two player specs.
+fn arena(
+    run: &RunDir,
+    config: &RunConfig,
+    variant: Variant,
+    name: &str,
+    a: &str,
+    b: &str,
+    device: Device,
+) -> Result<ArenaResult, String> {
+    let path = run.arena(name);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(result) = serde_json::from_str::<ArenaResult>(&text) {
+            return Ok(result);
+        }
+    }
+    let mut player_a: Box<dyn Player> = parse_player(a, variant, device, config.seed)?;
+    let mut player_b: Box<dyn Player> = parse_player(b, variant, device, config.seed + 1)?;
+    let arena_config = ArenaConfig {
+        pairs: config.arena_pairs,
+        opening_plies: 4,
+        max_plies: config.search.max_plies,
+        seed: config.seed,
+        sprt: None,
+    };
+    let progress = bar(2 * config.arena_pairs as u64, "arena");
+    let result = run_arena(
+        player_a.as_mut(),
+        player_b.as_mut(),
+        variant,
+        &arena_config,
+        &|done, total, partial| {
+            progress.set_length(total as u64);
+            progress.set_position(done as u64);
+            progress.set_message(format!("{name}: score {:.3}", partial.score));
+        },
+    );
+    progress.finish_and_clear();
+    std::fs::create_dir_all(path.parent().expect("arena files live in a folder"))
+        .map_err(|e| e.to_string())?;
+    result
+        .save(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    log(&format!("arena {name}: {}", result.summary_line()));
+    Ok(result)
+}
+
+struct GenerationRow {
+    generation: u32,
+    promoted: bool,
+    versus_best: String,
+    elo_vs_zero: (f64, f64, f64),
+}
+
+fn write_summary(
+    run: &RunDir,
+    config: &RunConfig,
+    best: u32,
+    history: &[GenerationRow],
+    best_vs_zero: Option<&ArenaResult>,
+    baselines: &[(&str, String)],
+) -> Result<(), String> {
+    let mut md = format!(
+        "# NinjaZero run: {}\n\nPreset {:?}, {} generations, {} {} network, {} self-play games per generation \
+         ({} / {} simulations), arenas of {} paired games at {} simulations.\n\n",
+        config.variant,
+        config.preset,
+        config.generations,
+        config.network,
+        "preset",
+        config.selfplay_games,
+        config.search.simulations,
+        config.search.cheap_simulations,
+        2 * config.arena_pairs,
+        config.arena_simulations
+    );
+    md.push_str("## Generations\n\n| generation | against the best so far | promoted | Elo vs generation 0 (95 %) |\n| --- | --- | --- | --- |\n");
+    for row in history {
+        let (elo, low, high) = row.elo_vs_zero;
+        md.push_str(&format!(
+            "| {} | {} | {} | {elo:+.0} [{low:+.0}, {high:+.0}] |\n",
+            row.generation,
+            row.versus_best,
+            if row.promoted { "yes" } else { "no" }
+        ));
+    }
+    md.push_str(&format!(
+        "\n## Where it ended\n\nBest: generation {best}.\n\n"
+    ));
+    match best_vs_zero {
+        Some(result) => md.push_str(&format!(
+            "- against generation 0: {}\n",
+            result.summary_line()
+        )),
+        None => md.push_str("- no generation beat generation 0: nothing was promoted\n"),
+    }
+    for (name, line) in baselines {
+        md.push_str(&format!("- against the {name} baseline: {line}\n"));
+    }
+    md.push_str("\nScores are from the first-named player's view; Elo intervals are 95 % (normal approximation over paired games).\n");
+    write_atomically(&run.0.join("summary.md"), md.as_bytes())
+}

@@ -1,0 +1,374 @@
+//! `train` (train a network on self-play data) and `bench train` (training speed against
+//! the same loop in PyTorch).
+
+use super::{parse_variant, CliResult};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use ninjazero_model::{parse_device, BoardShape, Model, Preset};
+use ninjazero_rules::Variant;
+use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
+use ninjazero_train::synthetic::write_random_games;
+use ninjazero_train::{train, OptimizerKind, TrainConfig};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use tch::Device;
+
+fn parse_preset(text: &str) -> Result<String, String> {
+    TrainConfig::preset(text)
+        .map(|_| text.to_string())
+        .ok_or_else(|| format!("unknown training preset '{text}' (expected demo, cpu or gpu)"))
+}
+
+fn parse_optimizer(text: &str) -> Result<OptimizerKind, String> {
+    OptimizerKind::from_name(text)
+        .ok_or_else(|| format!("unknown optimizer '{text}' (expected sgd or adamw)"))
+}
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Variant id.
+    #[arg(long, value_parser = parse_variant)]
+    variant: Variant,
+    /// Dataset directory (Arrow files from `selfplay`); repeat for several. The newest
+    /// positions form the window; foreign or corrupt files are skipped with a warning.
+    #[arg(long = "data", required = true)]
+    data: Vec<PathBuf>,
+    /// Checkpoint to start from (`.safetensors` with its `.json` sidecar).
+    #[arg(long)]
+    init: PathBuf,
+    /// Where to write the trained checkpoint (`.safetensors`; sidecar beside it).
+    #[arg(long)]
+    out: PathBuf,
+    /// Work directory: checkpoints, metrics.jsonl, loss.png. A job interrupted here
+    /// resumes from its last checkpoint when run again with the same init.
+    #[arg(long)]
+    work: PathBuf,
+    /// Training preset: demo, cpu or gpu (default: gpu on a CUDA device, else cpu).
+    #[arg(long, value_parser = parse_preset)]
+    preset: Option<String>,
+    /// Total optimizer steps of the job.
+    #[arg(long)]
+    steps: Option<u64>,
+    #[arg(long)]
+    batch_size: Option<usize>,
+    /// sgd (momentum 0.9) or adamw (betas 0.9, 0.999).
+    #[arg(long, value_parser = parse_optimizer)]
+    optimizer: Option<OptimizerKind>,
+    /// Peak learning rate (after warm-up).
+    #[arg(long)]
+    lr: Option<f64>,
+    /// Write a resumable checkpoint every N steps.
+    #[arg(long)]
+    checkpoint_every: Option<u64>,
+    /// Shuffling seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+    /// libtorch intra-op threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+pub fn run_train(args: TrainArgs) -> CliResult {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    tch::set_num_threads(threads as i32);
+    let preset = args
+        .preset
+        .clone()
+        .unwrap_or_else(|| if args.device.is_cuda() { "gpu" } else { "cpu" }.to_string());
+    let mut config = TrainConfig::preset(&preset).expect("checked by clap");
+    if let Some(steps) = args.steps {
+        config.steps = steps;
+    }
+    if let Some(batch) = args.batch_size {
+        config.batch_size = batch;
+    }
+    if let Some(optimizer) = args.optimizer {
+        config.optimizer = optimizer;
+    }
+    if let Some(lr) = args.lr {
+        config.learning_rate = lr;
+    }
+    if let Some(every) = args.checkpoint_every {
+        config.checkpoint_every = every;
+    }
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    let bar = ProgressBar::new(config.steps).with_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} steps, {elapsed} elapsed, eta {eta} | {msg}",
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let report = train(
+        args.variant,
+        &args.data,
+        &args.init,
+        &args.out,
+        &args.work,
+        &config,
+        args.device,
+        &|step, total, line| {
+            bar.set_length(total);
+            bar.set_position(step);
+            bar.set_message(line.to_string());
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
+        report.steps_done,
+        report.steps_this_run,
+        config.batch_size,
+        config.optimizer.name(),
+        report.window_positions,
+        report.total_positions,
+        report.final_policy_loss,
+        report.final_value_loss,
+        report.samples_per_s,
+        100.0 * report.loader_wait_share,
+        report.checkpoint.display(),
+        args.work.display()
+    );
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct BenchTrainArgs {
+    /// Variant whose board the networks cover.
+    #[arg(long, value_parser = parse_variant, default_value = "insane-ninja")]
+    variant: Variant,
+    /// Training presets to measure (comma-separated: demo, cpu, gpu), each with its
+    /// network (tiny, cpu, gpu) and batch size. Default: demo,cpu (and gpu on CUDA).
+    #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
+    presets: Vec<String>,
+    /// Override the presets' optimizer (sgd or adamw).
+    #[arg(long, value_parser = parse_optimizer)]
+    optimizer: Option<OptimizerKind>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "cpu")]
+    device: Device,
+    /// Intra-op threads for libtorch (and for the PyTorch reference).
+    #[arg(long, default_value_t = 2)]
+    threads: i32,
+    /// Measuring time per method and round.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Steps of the real training run (window, loader, checkpoint, metrics) per preset.
+    #[arg(long, default_value_t = 30)]
+    real_steps: u64,
+    /// Skip the PyTorch (Python) reference.
+    #[arg(long)]
+    no_python: bool,
+}
+
+/// The network preset a training preset is meant for.
+fn network_of(preset: &str) -> Preset {
+    match preset {
+        "demo" => Preset::Tiny,
+        "gpu" => Preset::Gpu,
+        _ => Preset::Cpu,
+    }
+}
+
+/// `scripts/bench_train.py`'s samples/s for the same network, batch, optimizer and threads.
+fn pytorch_samples_per_s(
+    sidecar: &Path,
+    config: &TrainConfig,
+    args: &BenchTrainArgs,
+) -> Result<f64, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    if !python.exists() {
+        return Err(format!(
+            "{} not found (run scripts/setup.sh)",
+            python.display()
+        ));
+    }
+    let mut command = Command::new(python);
+    command
+        .arg(root.join("scripts/bench_train.py"))
+        .arg("--sidecar")
+        .arg(sidecar)
+        .args(["--batch", &config.batch_size.to_string()])
+        .args(["--lr", &config.learning_rate.to_string()])
+        .args(["--weight-decay", &config.weight_decay.to_string()])
+        .args(["--grad-clip", &config.grad_clip.to_string()])
+        .args(["--threads", &args.threads.to_string()])
+        .args(["--seconds", &args.seconds.to_string()])
+        .args([
+            "--device",
+            match args.device {
+                Device::Cuda(i) => format!("cuda:{i}"),
+                _ => "cpu".to_string(),
+            }
+            .as_str(),
+        ]);
+    match config.optimizer {
+        OptimizerKind::Sgd { momentum } => {
+            command.args(["--optimizer", "sgd", "--momentum", &momentum.to_string()]);
+        }
+        OptimizerKind::AdamW { beta1, beta2 } => {
+            command.args([
+                "--optimizer",
+                "adamw",
+                "--beta1",
+                &beta1.to_string(),
+                "--beta2",
+                &beta2.to_string(),
+            ]);
+        }
+    }
+    let output = command.output().map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(format!(
+            "scripts/bench_train.py failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    let reply: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    reply["samples_per_s"]
+        .as_f64()
+        .ok_or_else(|| format!("no samples_per_s in '{line}'"))
+}
+
+pub fn run_bench(args: BenchTrainArgs) -> CliResult {
+    tch::set_num_threads(args.threads);
+    let presets = if args.presets.is_empty() {
+        let mut p = vec!["demo".to_string(), "cpu".to_string()];
+        if args.device.is_cuda() {
+            p.push("gpu".to_string());
+        }
+        p
+    } else {
+        args.presets.clone()
+    };
+    let min = Duration::from_secs_f64(args.seconds);
+    let dir = std::env::temp_dir().join(format!("ninjazero-bench-train-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = bench_presets(&args, &presets, min, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn bench_presets(
+    args: &BenchTrainArgs,
+    presets: &[String],
+    min: Duration,
+    dir: &Path,
+) -> CliResult {
+    let shape = BoardShape::of(args.variant);
+    // Real data for the loader: games of random legal moves (about 10k positions).
+    let data = dir.join("data");
+    write_random_games(&data, args.variant, 100, 100, 1, 25).map_err(|e| e.to_string())?;
+    println!(
+        "bench train: variant {}, device {:?}, {} threads, {:.1} s per measurement",
+        args.variant, args.device, args.threads, args.seconds
+    );
+    println!(
+        "{:<6} {:<8} {:>6} {:<6} {:>13} {:>13} {:>7} {:>13} {:>13} {:>8}",
+        "preset",
+        "network",
+        "batch",
+        "optim",
+        "ninjazero/s",
+        "pytorch/s",
+        "ratio",
+        "loader/s",
+        "real run/s",
+        "wait %"
+    );
+    for preset in presets {
+        let mut config = TrainConfig::preset(preset).expect("checked by clap");
+        if let Some(optimizer) = args.optimizer {
+            config.optimizer = optimizer;
+        }
+        let network = network_of(preset);
+        tch::manual_seed(0);
+        let model = Model::new(args.variant, &network.config(), args.device);
+        let init = dir.join(format!("{preset}.safetensors"));
+        model.save(&init).map_err(|e| e.to_string())?;
+        let batch = synthetic_batch(&shape, config.batch_size, args.device);
+
+        // Synthetic steps, interleaved with PyTorch: Rust, Python, Rust, Python.
+        let mut rust = Vec::new();
+        let mut python = Vec::new();
+        let mut python_error = None;
+        for _ in 0..2 {
+            let model =
+                Model::load(&init, Some(args.variant), args.device).map_err(|e| e.to_string())?;
+            rust.push(synthetic_samples_per_s(model, &config, &batch, min));
+            if args.no_python || python_error.is_some() {
+                continue;
+            }
+            match pytorch_samples_per_s(&init.with_extension("json"), &config, args) {
+                Ok(rate) => python.push(rate),
+                Err(e) => python_error = Some(e),
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let rust_rate = mean(&rust);
+        let (python_text, ratio_text) = if python.is_empty() {
+            ("-".to_string(), "-".to_string())
+        } else {
+            let p = mean(&python);
+            (format!("{p:.0}"), format!("{:.2}x", rust_rate / p))
+        };
+
+        // The real loader alone, then a short real training run.
+        let (loader_rate, _) = loader_samples_per_s(
+            args.variant,
+            std::slice::from_ref(&data),
+            &config,
+            args.device,
+            min,
+        )
+        .map_err(|e| e.to_string())?;
+        let real_config = TrainConfig {
+            steps: args.real_steps,
+            checkpoint_every: 0,
+            ..config.clone()
+        };
+        let report = train(
+            args.variant,
+            std::slice::from_ref(&data),
+            &init,
+            &dir.join(format!("{preset}-trained.safetensors")),
+            &dir.join(format!("{preset}-work")),
+            &real_config,
+            args.device,
+            &|_, _, _| {},
+        )
+        .map_err(|e| e.to_string())?;
+        println!(
+            "{:<6} {:<8} {:>6} {:<6} {:>13.0} {:>13} {:>7} {:>13.0} {:>13.0} {:>7.1}%",
+            preset,
+            network.name(),
+            config.batch_size,
+            config.optimizer.name(),
+            rust_rate,
+            python_text,
+            ratio_text,
+            loader_rate,
+            report.samples_per_s,
+            100.0 * report.loader_wait_share
+        );
+        if let Some(e) = python_error {
+            println!("       (no PyTorch reference: {e})");
+        }
+    }
+    println!("\nninjazero/s, pytorch/s: training samples/s of full steps (forward in train mode, policy and WDL losses, backward,");
+    println!("clipping, optimizer step, statistics) on a synthetic batch, same network, batch, optimizer and threads; ratio = ninjazero/pytorch.");
+    println!("loader/s: the real loader alone (window over Arrow files, background threads, encoding, dense targets).");
+    println!("real run/s, wait %: a short `train` run on that data (loader, checkpoint, metrics included) and its share of time waiting for batches.");
+    Ok(())
+}

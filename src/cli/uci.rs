@@ -1,0 +1,404 @@
+//! `uci`: a UCI engine with the Fairy-Stockfish conventions for variants (`UCI_Variant`),
+//! so that scripts and GUIs that drive variant engines can drive NinjaZero.
+//!
+//! Searches run on their own thread, so `stop` and `isready` are answered while searching.
+//! Every line written is flushed at once. Unknown commands are ignored; a `position` line
+//! that cannot be read is reported with `info string` and the previous position is kept.
+
+use super::play::{load_evaluator, MAX_SIMULATIONS};
+use super::CliResult;
+use clap::Args;
+use ninjazero_model::{parse_device, Evaluator};
+use ninjazero_rules::{Game, Position, Variant};
+use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
+use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tch::Device;
+
+#[derive(Args, Debug)]
+pub struct UciArgs {
+    /// Checkpoint (`.safetensors` with its `.json` sidecar) for the chosen UCI_Variant (also
+    /// `setoption name Model value PATH`). A checkpoint of another variant is reported with
+    /// `info string` and the search falls back to uniform priors and a material value.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// cpu, cuda, cuda:N or auto (used with a model).
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+}
+
+type BoxedEvaluator = Box<dyn Evaluator + Send>;
+
+/// Writes one line to standard output and flushes it (errors are ignored: a reader that went
+/// away ends the process through SIGPIPE).
+fn send(line: &str) {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// The commands this engine knows; a line's first known token starts its command (UCI: an
+/// unknown token is skipped and the rest of the line parsed).
+const COMMANDS: [&str; 11] = [
+    "uci",
+    "debug",
+    "isready",
+    "setoption",
+    "register",
+    "ucinewgame",
+    "position",
+    "go",
+    "stop",
+    "ponderhit",
+    "quit",
+];
+
+/// A search running on its own thread; it hands the evaluator back when joined.
+struct RunningSearch {
+    stop: Arc<AtomicBool>,
+    /// Runs until `stop` (`go infinite`, `go` without limits).
+    infinite: bool,
+    handle: JoinHandle<BoxedEvaluator>,
+}
+
+struct Engine {
+    variant: Variant,
+    game: Game,
+    model: Option<PathBuf>,
+    device: Device,
+    /// None while a search holds it, or before the first one is built.
+    evaluator: Option<BoxedEvaluator>,
+    /// The variant and model the evaluator was built for.
+    built_for: Option<(Variant, Option<PathBuf>)>,
+    search: Option<RunningSearch>,
+}
+
+pub fn run(args: UciArgs) -> CliResult {
+    let mut engine = Engine {
+        variant: Variant::Chess,
+        game: Game::new(Variant::Chess),
+        model: args.model,
+        device: args.device,
+        evaluator: None,
+        built_for: None,
+        search: None,
+    };
+    for line in io::stdin().lock().lines() {
+        let line = line.map_err(|e| format!("reading standard input: {e}"))?;
+        if !engine.command(&line) {
+            engine.finish_search(true);
+            return Ok(());
+        }
+    }
+    // End of input: let a limited search finish (a script may pipe `go nodes 800` and
+    // close), stop one that would never end.
+    let infinite = engine.search.as_ref().is_some_and(|s| s.infinite);
+    engine.finish_search(infinite);
+    Ok(())
+}
+
+impl Engine {
+    /// Runs one command line; false after `quit`.
+    fn command(&mut self, line: &str) -> bool {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = tokens.iter().position(|t| COMMANDS.contains(t)) else {
+            return true;
+        };
+        let rest = &tokens[at + 1..];
+        match tokens[at] {
+            "uci" => self.uci(),
+            "isready" => {
+                // Heavy initialisation (loading a model) happens here, as UCI intends; a
+                // running search keeps its evaluator and readiness is answered at once.
+                self.reap_finished_search();
+                if self.search.is_none() {
+                    self.ensure_evaluator();
+                }
+                send("readyok");
+            }
+            "setoption" => self.set_option(rest),
+            "ucinewgame" => {
+                self.finish_search(true);
+                self.game = Game::new(self.variant);
+            }
+            "position" => match self.parse_position(rest) {
+                Ok(game) => self.game = game,
+                Err(e) => send(&format!("info string {e}; the position is unchanged")),
+            },
+            "go" => self.go(rest),
+            "stop" => self.finish_search(true),
+            "quit" => return false,
+            _ => {} // debug, register, ponderhit: nothing to do
+        }
+        true
+    }
+
+    fn uci(&self) {
+        send(&format!("id name NinjaZero {}", env!("CARGO_PKG_VERSION")));
+        send("id author NinjaZero developers");
+        let vars: Vec<String> = Variant::ALL.iter().map(|v| format!("var {v}")).collect();
+        send(&format!(
+            "option name UCI_Variant type combo default {} {}",
+            self.variant,
+            vars.join(" ")
+        ));
+        let model = self
+            .model
+            .as_ref()
+            .map_or("<empty>".to_string(), |p| p.display().to_string());
+        send(&format!("option name Model type string default {model}"));
+        send("uciok");
+    }
+
+    /// `setoption name <id> [value <x>]`.
+    fn set_option(&mut self, rest: &[&str]) {
+        let value_at = rest.iter().position(|&t| t == "value");
+        let name_end = value_at.unwrap_or(rest.len());
+        let name = match rest.first() {
+            Some(&"name") => rest[1..name_end].join(" "),
+            _ => {
+                send("info string expected 'setoption name <id> [value <x>]'");
+                return;
+            }
+        };
+        let value = value_at.map_or(String::new(), |i| rest[i + 1..].join(" "));
+        match name.to_ascii_lowercase().as_str() {
+            "uci_variant" => match value.parse::<Variant>() {
+                Ok(variant) => {
+                    self.finish_search(true);
+                    self.variant = variant;
+                    self.game = Game::new(variant);
+                }
+                Err(e) => send(&format!("info string {e}")),
+            },
+            "model" => {
+                self.finish_search(true);
+                self.model = match value.as_str() {
+                    "" | "<empty>" => None,
+                    path => Some(PathBuf::from(path)),
+                };
+            }
+            _ => send(&format!("info string unknown option '{name}'")),
+        }
+    }
+
+    /// `startpos [moves ...]` or `fen <FEN fields> [moves ...]`, in the current variant.
+    fn parse_position(&self, rest: &[&str]) -> Result<Game, String> {
+        let (setup, moves) = match rest.iter().position(|&t| t == "moves") {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &[][..]),
+        };
+        let start =
+            match setup {
+                ["startpos"] => Position::start(self.variant),
+                ["fen", fen @ ..] => Position::from_fen(self.variant, &fen.join(" "))
+                    .map_err(|e| format!("invalid FEN for {}: {e}", self.variant))?,
+                _ => return Err(
+                    "expected 'position startpos [moves ...]' or 'position fen <FEN> [moves ...]'"
+                        .to_string(),
+                ),
+            };
+        let mut game = Game::from_position(start);
+        for (i, text) in moves.iter().enumerate() {
+            game.play_text(text)
+                .map_err(|e| format!("move {} of the list: {e}", i + 1))?;
+        }
+        Ok(game)
+    }
+
+    /// Builds the evaluator for the current variant and model if it is not built yet.
+    /// Must not be called while a search holds the evaluator.
+    fn ensure_evaluator(&mut self) {
+        let wanted = (self.variant, self.model.clone());
+        if self.evaluator.is_some() && self.built_for.as_ref() == Some(&wanted) {
+            return;
+        }
+        let evaluator = match load_evaluator(self.model.as_deref(), self.variant, self.device) {
+            Ok(evaluator) => {
+                if let Some(path) = &self.model {
+                    send(&format!(
+                        "info string loaded model {} for {}",
+                        path.display(),
+                        self.variant
+                    ));
+                }
+                evaluator
+            }
+            Err(e) => {
+                send(&format!(
+                    "info string error: {e}; searching without a model (uniform priors)"
+                ));
+                load_evaluator(None, self.variant, self.device).expect("no model to load")
+            }
+        };
+        self.evaluator = Some(evaluator);
+        self.built_for = Some(wanted);
+    }
+
+    fn go(&mut self, rest: &[&str]) {
+        self.finish_search(true);
+        let mut limits = SearchLimits::default();
+        let mut depth = None;
+        let mut clock = [None, None];
+        let mut increment = [0u64, 0];
+        let mut moves_to_go = None;
+        let mut i = 0;
+        while i < rest.len() {
+            let number = || rest.get(i + 1).and_then(|t| t.parse::<u64>().ok());
+            match rest[i] {
+                "nodes" => limits.simulations = number().map(|n| n.max(1)),
+                "movetime" => limits.time = number().map(Duration::from_millis),
+                "wtime" => clock[0] = number(),
+                "btime" => clock[1] = number(),
+                "winc" => increment[0] = number().unwrap_or(0),
+                "binc" => increment[1] = number().unwrap_or(0),
+                "movestogo" => moves_to_go = number(),
+                "depth" => depth = number().map(|d| d.max(1) as usize),
+                _ => {} // infinite, ponder, searchmoves and its moves, mate: no limit
+            }
+            i += 1;
+        }
+        let side = self.game.position().turn().index();
+        if let Some(remaining) = clock[side] {
+            let divisor = moves_to_go.map_or(30, |m| m.clamp(2, 30));
+            let budget = (remaining / divisor + increment[side] / 2)
+                .min(remaining.saturating_sub(30))
+                .max(5);
+            let budget = Duration::from_millis(budget);
+            limits.time = Some(limits.time.map_or(budget, |t| t.min(budget)));
+        }
+        let infinite = limits.simulations.is_none() && limits.time.is_none() && depth.is_none();
+        limits.simulations = Some(
+            limits
+                .simulations
+                .map_or(MAX_SIMULATIONS, |n| n.min(MAX_SIMULATIONS)),
+        );
+        self.ensure_evaluator();
+        let evaluator = self.evaluator.take().expect("built above");
+        let stop = Arc::new(AtomicBool::new(false));
+        let game = self.game.clone();
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            search_thread(game, limits, depth, infinite, &flag, evaluator)
+        });
+        self.search = Some(RunningSearch {
+            stop,
+            infinite,
+            handle,
+        });
+    }
+
+    /// Joins a search that has ended by itself, taking its evaluator back.
+    fn reap_finished_search(&mut self) {
+        if self.search.as_ref().is_some_and(|s| s.handle.is_finished()) {
+            self.finish_search(false);
+        }
+    }
+
+    /// Waits for the running search (stopping it first when `stop`), which prints its
+    /// `bestmove`, and takes the evaluator back.
+    fn finish_search(&mut self, stop: bool) {
+        if let Some(search) = self.search.take() {
+            if stop {
+                search.stop.store(true, Ordering::Relaxed);
+            }
+            match search.handle.join() {
+                Ok(evaluator) => self.evaluator = Some(evaluator),
+                Err(_) => {
+                    send("info string the search failed");
+                    self.built_for = None;
+                }
+            }
+        }
+    }
+}
+
+/// Searches, reporting `info` lines, prints `bestmove` and returns the evaluator. With
+/// `depth`, the search stops once the PV is that long or ends the game. An `infinite` search
+/// that ends by itself (at [`MAX_SIMULATIONS`]) holds its `bestmove` until `stop`, as UCI
+/// requires.
+fn search_thread(
+    game: Game,
+    limits: SearchLimits,
+    depth: Option<usize>,
+    infinite: bool,
+    stop: &AtomicBool,
+    mut evaluator: BoxedEvaluator,
+) -> BoxedEvaluator {
+    let config = SearchConfig::default();
+    let result = {
+        let mut searcher = Searcher::new(evaluator.as_mut(), &config);
+        let mut report = |info: &SearchInfo| {
+            send(&info_line(info));
+            if depth.is_some_and(|d| info.pv.len() >= d || ends_game(&game, &info.pv)) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        let mut result = searcher.search(&game, &limits, stop, &mut report);
+        if result.is_none() && !game.position().legal_moves().is_empty() {
+            // Drawn by repetition or the 100-ply rule but moves remain: a GUI still wants a
+            // move, so search the position as if it were new.
+            if let Some(fresh) = fresh_game(game.position()) {
+                send("info string the game is drawn by rule; searching on regardless");
+                result = searcher.search(&fresh, &limits, stop, &mut report);
+            }
+        }
+        result
+    };
+    while infinite && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    match result {
+        Some(info) => send(&format!("bestmove {}", info.best)),
+        None => {
+            if let Some(outcome) = game.outcome() {
+                send(&format!("info string the game is over: {outcome}"));
+            }
+            send("bestmove (none)");
+        }
+    }
+    evaluator
+}
+
+/// Whether playing `pv` from the game's position finishes the game.
+fn ends_game(game: &Game, pv: &[ninjazero_rules::Move]) -> bool {
+    let mut game = game.clone();
+    for &m in pv {
+        game.play_unchecked(m);
+    }
+    game.outcome().is_some()
+}
+
+/// The same position with no history and the 100-ply clock at zero.
+fn fresh_game(pos: &Position) -> Option<Game> {
+    let fen = pos.to_fen();
+    let mut fields: Vec<&str> = fen.split_whitespace().collect();
+    if fields.len() == 6 {
+        fields[4] = "0";
+    }
+    Position::from_fen(pos.variant(), &fields.join(" "))
+        .ok()
+        .map(Game::from_position)
+}
+
+/// `info depth D score cp C nodes N nps X time T pv ...` (depth is the PV length).
+fn info_line(info: &SearchInfo) -> String {
+    let millis = info.elapsed.as_millis();
+    let nps = info.simulations as u128 * 1_000_000 / info.elapsed.as_micros().max(1);
+    let pv: Vec<String> = info.pv.iter().map(|m| m.to_string()).collect();
+    let mut line = format!(
+        "info depth {} score cp {} nodes {} nps {nps} time {millis}",
+        info.pv.len().max(1),
+        info.centipawns(),
+        info.simulations
+    );
+    if !pv.is_empty() {
+        line.push_str(" pv ");
+        line.push_str(&pv.join(" "));
+    }
+    line
+}

@@ -1,0 +1,135 @@
+//! `ninjazero play` driven through its standard input.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Runs `ninjazero play ARGS` with `input` on stdin; returns its exit success and stdout.
+fn play(args: &[&str], input: &str) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
+        .arg("play")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the ninjazero binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    (output.status.success(), stdout)
+}
+
+#[test]
+fn ninjutsu_session_with_bad_input() {
+    let input = "zz\nc1c5\nfen\nhint\na2a3\nundo\nB2B3\nquit\n";
+    let (ok, out) = play(&["--variant", "ninjutsu", "--sims", "20"], input);
+    assert!(ok, "{out}");
+    // No ANSI colours when the output is a pipe.
+    assert!(!out.contains('\x1b'));
+    // The board, with its holes blank and the protruding squares f1, f2, g2 drawn.
+    for row in [
+        "  8  w  w  n  g  g  k     8",
+        "  6  .  .  .  .  .        6",
+        "  3  .  .  .  .  .        3",
+        "  2  P  P  P  P  P  M  N  2",
+        "  1  W  W  N  G  G  K     1",
+        "     a  b  c  d  e  f  g",
+    ] {
+        assert!(out.lines().any(|l| l == row), "missing {row:?} in\n{out}");
+    }
+    assert!(out.contains("cannot read 'zz' as a move"), "{out}");
+    assert!(out.contains("illegal move 'c1c5'"), "{out}");
+    assert!(out.contains("wwnggk*/pppppmn/5**/5**/5**/5**/PPPPPMN/WWNGGK* w - - 0 1"));
+    let hint = out
+        .split("Hint: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("a hint");
+    let start = ninjazero_rules::Position::start(ninjazero_rules::Variant::Ninjutsu);
+    assert!(start.parse_move(hint).is_ok(), "hint {hint}");
+    // The last move bracketed on the board, then taken back with the reply.
+    assert!(out.contains("  3 [P] .  .  .  .        3"), "{out}");
+    assert!(out.contains("Last move: white a2a3"), "{out}");
+    assert_eq!(out.matches("NinjaZero plays").count(), 2, "{out}");
+    assert!(out.contains("Took back a2a3 "), "{out}");
+    // Upper-case input is read too.
+    assert!(out.contains("Last move: white b2b3"), "{out}");
+    assert!(out.ends_with("Game abandoned.\n"), "{out}");
+}
+
+#[test]
+fn mate_in_one_ends_the_game() {
+    let fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1";
+    let (ok, out) = play(
+        &["--variant", "chess", "--fen", fen, "--sims", "20"],
+        "undo\na1a8\n",
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("Nothing to undo"), "{out}");
+    assert!(out.contains("  8 [R] .  .  .  .  .  k  .  8"), "{out}");
+    assert!(out.ends_with("Result: white wins by checkmate\n"), "{out}");
+}
+
+#[test]
+fn captures_are_shown() {
+    // White takes the d5 pawn; then the game is left at the end of input.
+    let fen = "4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1";
+    let (ok, out) = play(
+        &["--variant", "chess", "--fen", fen, "--sims", "10"],
+        "e4d5\n",
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("Last move: white e4d5, capturing p on d5"),
+        "{out}"
+    );
+    assert!(out.contains("Captured black pieces: p"), "{out}");
+    assert!(out.contains("End of input"), "{out}");
+}
+
+#[test]
+fn engine_opens_when_the_human_plays_black() {
+    let (ok, out) = play(
+        &[
+            "--variant",
+            "insane-ninja",
+            "--color",
+            "black",
+            "--sims",
+            "10",
+        ],
+        "fen\n",
+    );
+    assert!(ok, "{out}");
+    // Drawn from Black's side: files from j to a, rank 0 at the top.
+    assert!(
+        out.contains("     j  i  h  g  f  e  d  c  b  a\n  0              L  L              0\n")
+    );
+    assert_eq!(out.matches("NinjaZero plays").count(), 1, "{out}");
+    assert!(out.contains(" b KQkq "), "{out}");
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
+        .args([
+            "play",
+            "--variant",
+            "chess",
+            "--fen",
+            "8/8/8/8/8/8/8/K6 w - -",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("invalid FEN"), "{stderr}");
+}

@@ -1,0 +1,249 @@
+//! Training hyper-parameters, presets and the learning-rate schedule.
+
+use serde::{Deserialize, Serialize};
+
+/// The optimizer. Both keep their state in tensors the trainer checkpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum OptimizerKind {
+    /// SGD with (heavy-ball) momentum; weight decay is an L2 term added to the gradient.
+    Sgd { momentum: f64 },
+    /// Adam with decoupled weight decay (Loshchilov & Hutter); epsilon 1e-8.
+    AdamW { beta1: f64, beta2: f64 },
+}
+
+impl OptimizerKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd { .. } => "sgd",
+            OptimizerKind::AdamW { .. } => "adamw",
+        }
+    }
+
+    /// SGD with momentum 0.9, or AdamW with betas (0.9, 0.999).
+    pub fn from_name(name: &str) -> Option<OptimizerKind> {
+        match name {
+            "sgd" => Some(OptimizerKind::Sgd { momentum: 0.9 }),
+            "adamw" => Some(OptimizerKind::AdamW {
+                beta1: 0.9,
+                beta2: 0.999,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The learning rate after warm-up, as a function of the step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Schedule {
+    Constant,
+    /// Half a cosine from the base rate (after warm-up) down to 0 at `steps`.
+    Cosine,
+    /// The base rate times `factor` for every `every` steps done.
+    Step {
+        every: u64,
+        factor: f64,
+    },
+}
+
+/// Everything that shapes a training run (the network comes from the initial checkpoint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// Total optimizer steps of the job (a resumed job continues up to this number).
+    pub steps: u64,
+    pub batch_size: usize,
+    pub optimizer: OptimizerKind,
+    pub learning_rate: f64,
+    pub schedule: Schedule,
+    /// Steps of linear warm-up from `learning_rate / warmup_steps` to `learning_rate`.
+    pub warmup_steps: u64,
+    /// Applied to convolution and linear weights only (not to biases and batch norm).
+    pub weight_decay: f64,
+    /// Clip the gradients' global L2 norm to this; 0 disables clipping.
+    pub grad_clip: f64,
+    /// Write a resumable checkpoint every this many steps (and at the end); 0: only at the end.
+    pub checkpoint_every: u64,
+    /// Background threads building batches.
+    pub loader_threads: usize,
+    /// The replay window: at least this many positions (when there are that many) ...
+    pub min_window: usize,
+    /// ... and at most this many; in between it grows as `WINDOW_SCALE * total^0.75`.
+    pub max_window: usize,
+    /// Shuffling seed: the batches are a function of the seed, the window and the step.
+    pub seed: u64,
+}
+
+/// The window grows as `WINDOW_SCALE * total_positions^WINDOW_EXPONENT` (KataGo's shape),
+/// clamped to `[min_window, max_window]`: 100k positions seen give a window of 22k, 1M
+/// give 126k, 10M give 711k.
+pub const WINDOW_SCALE: f64 = 4.0;
+pub const WINDOW_EXPONENT: f64 = 0.75;
+
+impl TrainConfig {
+    /// Named configurations: `demo` (tiny and fast on a CPU: tests and the README demo),
+    /// `cpu` (a CPU machine, the `cpu` network) and `gpu` (a GPU machine, the `gpu` network).
+    pub fn preset(name: &str) -> Option<TrainConfig> {
+        match name {
+            "demo" => Some(TrainConfig {
+                steps: 200,
+                batch_size: 64,
+                optimizer: OptimizerKind::AdamW {
+                    beta1: 0.9,
+                    beta2: 0.999,
+                },
+                learning_rate: 2e-3,
+                schedule: Schedule::Cosine,
+                warmup_steps: 10,
+                weight_decay: 1e-4,
+                grad_clip: 5.0,
+                checkpoint_every: 50,
+                loader_threads: 1,
+                min_window: 5_000,
+                max_window: 50_000,
+                seed: 0,
+            }),
+            "cpu" => Some(TrainConfig {
+                steps: 2_000,
+                batch_size: 256,
+                optimizer: OptimizerKind::Sgd { momentum: 0.9 },
+                learning_rate: 0.02,
+                schedule: Schedule::Cosine,
+                warmup_steps: 100,
+                weight_decay: 1e-4,
+                grad_clip: 5.0,
+                checkpoint_every: 200,
+                loader_threads: 1,
+                min_window: 50_000,
+                max_window: 500_000,
+                seed: 0,
+            }),
+            "gpu" => Some(TrainConfig {
+                steps: 20_000,
+                batch_size: 1024,
+                optimizer: OptimizerKind::Sgd { momentum: 0.9 },
+                learning_rate: 0.05,
+                schedule: Schedule::Cosine,
+                warmup_steps: 500,
+                weight_decay: 1e-4,
+                grad_clip: 5.0,
+                checkpoint_every: 1_000,
+                loader_threads: 6,
+                min_window: 250_000,
+                max_window: 5_000_000,
+                seed: 0,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The preset names, in order.
+    pub const PRESETS: [&'static str; 3] = ["demo", "cpu", "gpu"];
+
+    /// The learning rate of step `step` (0-based): warm-up, then the schedule.
+    pub fn learning_rate_at(&self, step: u64) -> f64 {
+        let base = self.learning_rate;
+        if step < self.warmup_steps {
+            return base * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        match self.schedule {
+            Schedule::Constant => base,
+            Schedule::Cosine => {
+                let span = self.steps.saturating_sub(self.warmup_steps).max(1) as f64;
+                let progress = ((step - self.warmup_steps) as f64 / span).min(1.0);
+                base * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
+            }
+            Schedule::Step { every, factor } => {
+                base * factor.powi((step / every.max(1)).min(i32::MAX as u64) as i32)
+            }
+        }
+    }
+
+    /// The window size for `total` positions available.
+    pub fn window_size(&self, total: usize) -> usize {
+        let grown = (WINDOW_SCALE * (total as f64).powf(WINDOW_EXPONENT)) as usize;
+        grown.max(self.min_window).min(self.max_window).min(total)
+    }
+
+    /// Checks the values that would make training meaningless.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.batch_size == 0 {
+            return Err("batch size must be at least 1".into());
+        }
+        if !(self.learning_rate.is_finite() && self.learning_rate >= 0.0) {
+            return Err(format!("bad learning rate {}", self.learning_rate));
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return Err(format!("bad weight decay {}", self.weight_decay));
+        }
+        if !(self.grad_clip.is_finite() && self.grad_clip >= 0.0) {
+            return Err(format!("bad gradient clip {}", self.grad_clip));
+        }
+        if self.min_window > self.max_window || self.max_window == 0 {
+            return Err(format!(
+                "window bounds {}..{} are empty",
+                self.min_window, self.max_window
+            ));
+        }
+        match self.optimizer {
+            OptimizerKind::Sgd { momentum } if !(0.0..1.0).contains(&momentum) => {
+                Err(format!("SGD momentum {momentum} outside [0, 1)"))
+            }
+            OptimizerKind::AdamW { beta1, beta2 }
+                if !(0.0..1.0).contains(&beta1) || !(0.0..1.0).contains(&beta2) =>
+            {
+                Err(format!("AdamW betas ({beta1}, {beta2}) outside [0, 1)"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_exist_and_validate() {
+        for name in TrainConfig::PRESETS {
+            TrainConfig::preset(name).unwrap().validate().unwrap();
+        }
+        assert!(TrainConfig::preset("huge").is_none());
+    }
+
+    #[test]
+    fn schedules() {
+        let mut c = TrainConfig::preset("demo").unwrap();
+        c.steps = 110;
+        c.warmup_steps = 10;
+        c.learning_rate = 1.0;
+        assert!((c.learning_rate_at(0) - 0.1).abs() < 1e-12);
+        assert!((c.learning_rate_at(9) - 1.0).abs() < 1e-12);
+        c.schedule = Schedule::Cosine;
+        assert!((c.learning_rate_at(10) - 1.0).abs() < 1e-12);
+        assert!((c.learning_rate_at(60) - 0.5).abs() < 1e-12);
+        assert!(c.learning_rate_at(110).abs() < 1e-12);
+        c.schedule = Schedule::Step {
+            every: 50,
+            factor: 0.1,
+        };
+        assert!((c.learning_rate_at(49) - 1.0).abs() < 1e-12);
+        assert!((c.learning_rate_at(100) - 0.01).abs() < 1e-12);
+        c.schedule = Schedule::Constant;
+        assert_eq!(c.learning_rate_at(100), 1.0);
+    }
+
+    #[test]
+    fn window_grows_with_the_data() {
+        let c = TrainConfig {
+            min_window: 1_000,
+            max_window: 1_000_000,
+            ..TrainConfig::preset("cpu").unwrap()
+        };
+        assert_eq!(c.window_size(500), 500);
+        assert_eq!(c.window_size(1_200), 1_000);
+        assert_eq!(c.window_size(2_000), 1_196);
+        assert_eq!(c.window_size(1_000_000), 126_491);
+        assert_eq!(c.window_size(1_000_000_000), 1_000_000);
+    }
+}

@@ -1,0 +1,284 @@
+//! Background batch loading.
+//!
+//! The order of the samples is a pure function of the seed and the window: sample number
+//! `i` of the job (counting every sample of every batch since the job started) is
+//! `perm(seed, i / N)[i % N]`, where `perm(seed, epoch)` is a Fisher-Yates shuffle of the
+//! window's `N` positions. A batch is the next `B` samples from a cursor, so a resumed job
+//! continues the very same sequence from the cursor stored in its checkpoint.
+//!
+//! Worker `w` of `T` builds batches `w, w + T, w + 2T, ...` into its own bounded channel;
+//! the trainer takes them round-robin, so the order never depends on thread timing.
+
+use crate::window::Samples;
+use crate::TrainError;
+use ninjazero_model::{encode_position, policy_len, BoardShape};
+use ninjazero_rules::{Position, Variant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use tch::{Device, Kind, Tensor};
+
+/// One training batch, on the training device.
+#[derive(Debug)]
+pub struct Batch {
+    /// `[B, 42, H, W]` input planes.
+    pub inputs: Tensor,
+    /// `[B, P]` search policy (dense; rows without a full search are zero).
+    pub policy: Tensor,
+    /// `[B]`: 1 for rows whose policy is a training target (full search), else 0.
+    pub policy_mask: Tensor,
+    /// `[B]` int64: 0 win, 1 draw, 2 loss for the side to move.
+    pub wdl: Tensor,
+    pub size: usize,
+}
+
+/// SplitMix64: a tiny generator whose whole state is one `u64`.
+#[derive(Clone, Copy, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (multiply-shift; the bias is below 2^-32 for any window size).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The shuffle of epoch `epoch`.
+pub(crate) fn permutation(seed: u64, epoch: u64, n: usize) -> Vec<u32> {
+    let mut rng = SplitMix64(seed ^ epoch.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    rng.next_u64();
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        perm.swap(i, rng.below(i + 1));
+    }
+    perm
+}
+
+/// Recently used epoch permutations, shared by the workers.
+struct Permutations {
+    seed: u64,
+    n: usize,
+    cache: Mutex<Vec<(u64, Arc<Vec<u32>>)>>,
+}
+
+impl Permutations {
+    fn get(&self, epoch: u64) -> Arc<Vec<u32>> {
+        let mut cache = self.cache.lock().expect("permutation cache");
+        if let Some((_, p)) = cache.iter().find(|(e, _)| *e == epoch) {
+            return p.clone();
+        }
+        let p = Arc::new(permutation(self.seed, epoch, self.n));
+        if cache.len() >= 4 {
+            cache.remove(0);
+        }
+        cache.push((epoch, p.clone()));
+        p
+    }
+}
+
+/// What every worker needs to build a batch.
+pub(crate) struct BatchSource {
+    samples: Arc<Samples>,
+    variant: Variant,
+    shape: BoardShape,
+    policy_len: usize,
+    permutations: Permutations,
+}
+
+impl BatchSource {
+    pub fn new(samples: Arc<Samples>, variant: Variant, seed: u64) -> BatchSource {
+        let shape = BoardShape::of(variant);
+        let n = samples.len();
+        BatchSource {
+            samples,
+            variant,
+            shape,
+            policy_len: policy_len(&shape),
+            permutations: Permutations {
+                seed,
+                n,
+                cache: Mutex::new(Vec::new()),
+            },
+        }
+    }
+
+    /// The window index of job sample number `i`.
+    fn sample_at(&self, i: u64) -> usize {
+        let n = self.samples.len() as u64;
+        self.permutations.get(i / n)[(i % n) as usize] as usize
+    }
+
+    /// The batch of the `size` samples from job sample number `first`, on `device`.
+    pub fn build(&self, first: u64, size: usize, device: Device) -> Batch {
+        let input_len = self.shape.input_len();
+        let b = size as i64;
+        let (h, w) = (self.shape.height as i64, self.shape.width as i64);
+        let indices: Vec<usize> = (0..size as u64)
+            .map(|j| self.sample_at(first + j))
+            .collect();
+        let samples = &*self.samples;
+        let inputs = cpu_tensor(&[b, 42, h, w], Kind::Float, |data: &mut [f32]| {
+            for (j, &s) in indices.iter().enumerate() {
+                let pos = Position::from_fen(self.variant, samples.fen(s))
+                    .expect("window positions are checked when loaded");
+                let out = &mut data[j * input_len..(j + 1) * input_len];
+                encode_position(&self.shape, &pos, samples.repetitions[s] as u32, out);
+            }
+        });
+        let policy = cpu_tensor(
+            &[b, self.policy_len as i64],
+            Kind::Float,
+            |data: &mut [f32]| {
+                for (j, &s) in indices.iter().enumerate() {
+                    let row = &mut data[j * self.policy_len..(j + 1) * self.policy_len];
+                    let (index, prob) = samples.policy(s);
+                    for (&k, &p) in index.iter().zip(prob) {
+                        row[k as usize] += p;
+                    }
+                }
+            },
+        );
+        let policy_mask = cpu_tensor(&[b], Kind::Float, |data: &mut [f32]| {
+            for (j, &s) in indices.iter().enumerate() {
+                data[j] = samples.full_search[s] as u8 as f32;
+            }
+        });
+        let wdl = cpu_tensor(&[b], Kind::Int64, |data: &mut [i64]| {
+            for (j, &s) in indices.iter().enumerate() {
+                data[j] = samples.wdl[s] as i64;
+            }
+        });
+        let to = |t: Tensor| {
+            if device == Device::Cpu {
+                t
+            } else {
+                t.to_device(device)
+            }
+        };
+        Batch {
+            inputs: to(inputs),
+            policy: to(policy),
+            policy_mask: to(policy_mask),
+            wdl: to(wdl),
+            size,
+        }
+    }
+}
+
+/// A zeroed contiguous CPU tensor of `shape`, filled in place by `fill`.
+///
+/// Allocated with `empty` and zeroed here rather than with `Tensor::zeros`: libtorch fills
+/// large tensors with an OpenMP parallel loop, and an OpenMP region opened from a loader
+/// thread starts a second team of threads that competes with the trainer's for the cores.
+fn cpu_tensor<T: Copy + Default>(shape: &[i64], kind: Kind, fill: impl FnOnce(&mut [T])) -> Tensor {
+    let tensor = Tensor::empty(shape, (kind, Device::Cpu));
+    assert_eq!(kind.elt_size_in_bytes(), std::mem::size_of::<T>());
+    assert!(tensor.is_contiguous());
+    let len = tensor.numel();
+    // SAFETY: `tensor` was just allocated (contiguous, on the CPU, `len` elements of a
+    // kind whose size and alignment match `T`) and nothing else refers to its storage; every
+    // element is written (`fill(default)`) before being read.
+    let data = unsafe { std::slice::from_raw_parts_mut(tensor.data_ptr() as *mut T, len) };
+    data.fill(T::default());
+    fill(data);
+    tensor
+}
+
+/// Worker threads building batches ahead of the trainer.
+pub(crate) struct Loader {
+    receivers: Vec<Receiver<Batch>>,
+    next: usize,
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Loader {
+    /// Starts `threads` workers producing batches of `batch_size` from job sample `cursor`.
+    pub fn start(
+        source: Arc<BatchSource>,
+        cursor: u64,
+        batch_size: usize,
+        threads: usize,
+        device: Device,
+    ) -> Loader {
+        let threads = threads.max(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut receivers = Vec::with_capacity(threads);
+        let mut handles = Vec::with_capacity(threads);
+        for worker in 0..threads {
+            // Two batches queued per worker, one being built.
+            let (sender, receiver) = sync_channel::<Batch>(2);
+            let source = source.clone();
+            let stop = stop.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("loader-{worker}"))
+                .spawn(move || {
+                    // Batch construction is single-threaded by design: the trainer's
+                    // libtorch threads keep the cores for the network.
+                    let mut k = worker as u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let first = cursor + k * batch_size as u64;
+                        let batch = source.build(first, batch_size, device);
+                        if sender.send(batch).is_err() {
+                            break;
+                        }
+                        k += threads as u64;
+                    }
+                })
+                .expect("spawning a loader thread");
+            receivers.push(receiver);
+            handles.push(handle);
+        }
+        Loader {
+            receivers,
+            next: 0,
+            stop,
+            handles,
+        }
+    }
+
+    /// The next batch in order (blocks until it is ready).
+    pub fn next_batch(&mut self) -> Result<Batch, TrainError> {
+        let k = self.next % self.receivers.len();
+        self.next += 1;
+        self.receivers[k]
+            .recv()
+            .map_err(|_| TrainError::Loader("a loader thread stopped".to_string()))
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Dropping the receivers makes blocked senders fail and their threads end.
+        self.receivers.clear();
+        for handle in self.handles.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutations_are_deterministic_and_complete() {
+        let a = permutation(7, 3, 1000);
+        assert_eq!(a, permutation(7, 3, 1000));
+        assert_ne!(a, permutation(7, 4, 1000));
+        assert_ne!(a, permutation(8, 3, 1000));
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..1000).collect::<Vec<u32>>());
+    }
+}

@@ -1,0 +1,231 @@
+//! The work directory: resumable checkpoints written atomically.
+//!
+//! ```text
+//! WORK/state.json                      # what to resume from (replaced atomically)
+//! WORK/ckpt-00000200/model.safetensors # + model.json sidecar
+//! WORK/ckpt-00000200/optimizer.safetensors
+//! WORK/metrics.jsonl, WORK/loss.png, WORK/data-index.json
+//! ```
+//!
+//! A checkpoint directory is filled under a `.tmp` name, synced and renamed; only then does
+//! `state.json` (written to a temporary file, synced and renamed) point at it, and older
+//! checkpoint directories are removed. A kill at any moment leaves `state.json` naming a
+//! complete checkpoint.
+
+use crate::config::{OptimizerKind, TrainConfig};
+use crate::window::WindowSnapshot;
+use crate::TrainError;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub(crate) const STATE_FILE: &str = "state.json";
+const FORMAT: &str = "ninjazero-train-state";
+const VERSION: u32 = 1;
+
+/// What a job is: the same variant and the same initial checkpoint (name and contents).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct JobId {
+    pub variant: String,
+    pub init_name: String,
+    /// FNV-1a 64 of the initial checkpoint's safetensors file, in hex.
+    pub init_fingerprint: String,
+}
+
+/// The loader's position and the shuffling generator's state: sample `i` of the job is
+/// `permutation(seed, i / window)[i % window]`, so (seed, cursor) is the whole state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RngState {
+    pub algorithm: String,
+    pub seed: u64,
+    /// Samples consumed so far (the next batch starts here).
+    pub samples_cursor: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct OptimizerState {
+    pub kind: OptimizerKind,
+    pub step: u64,
+}
+
+/// `state.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TrainState {
+    pub format: String,
+    pub version: u32,
+    pub job: JobId,
+    /// Steps done in this job.
+    pub step: u64,
+    /// The checkpoint directory (relative to the work directory) holding `step`'s model
+    /// and optimizer.
+    pub checkpoint: String,
+    pub init_training_step: u64,
+    pub rng: RngState,
+    pub optimizer: OptimizerState,
+    pub window: WindowSnapshot,
+    /// The configuration the job was started with.
+    pub config: TrainConfig,
+}
+
+impl TrainState {
+    pub fn new(
+        job: JobId,
+        init_training_step: u64,
+        window: WindowSnapshot,
+        config: &TrainConfig,
+    ) -> TrainState {
+        TrainState {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            job,
+            step: 0,
+            checkpoint: String::new(),
+            init_training_step,
+            rng: RngState {
+                algorithm: "splitmix64 Fisher-Yates per epoch".to_string(),
+                seed: config.seed,
+                samples_cursor: 0,
+            },
+            optimizer: OptimizerState {
+                kind: config.optimizer,
+                step: 0,
+            },
+            window,
+            config: config.clone(),
+        }
+    }
+
+    /// The state in `work_dir`, if there is a readable one.
+    pub fn read(work_dir: &Path) -> Result<Option<TrainState>, TrainError> {
+        let path = work_dir.join(STATE_FILE);
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(TrainError::io(&path, e)),
+        };
+        let state: TrainState = serde_json::from_str(&text)
+            .map_err(|e| TrainError::State(format!("{}: {e}", path.display())))?;
+        if state.format != FORMAT || state.version != VERSION {
+            return Err(TrainError::State(format!(
+                "{}: format {} version {}, expected {FORMAT} version {VERSION}",
+                path.display(),
+                state.format,
+                state.version
+            )));
+        }
+        Ok(Some(state))
+    }
+
+    pub fn checkpoint_dir(&self, work_dir: &Path) -> PathBuf {
+        work_dir.join(&self.checkpoint)
+    }
+}
+
+/// Writes `bytes` to `path` through a synced temporary file and a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
+    let tmp = tmp_path(path);
+    let write = || -> std::io::Result<()> {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        sync_dir(path.parent());
+        Ok(())
+    };
+    write().map_err(|e| TrainError::io(path, e))
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn sync_dir(dir: Option<&Path>) {
+    if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+fn sync_file(path: &Path) -> Result<(), TrainError> {
+    fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| TrainError::io(path, e))
+}
+
+/// Writes a checkpoint for `state.step` and makes `state.json` point at it.
+pub(crate) fn save_checkpoint(
+    work_dir: &Path,
+    state: &mut TrainState,
+    model: &ninjazero_model::Model,
+    optimizer: &crate::optim::Optimizer,
+) -> Result<(), TrainError> {
+    let name = format!("ckpt-{:08}", state.step);
+    let dir = work_dir.join(&name);
+    let tmp = work_dir.join(format!("{name}.tmp"));
+    remove_dir_if_present(&tmp)?;
+    fs::create_dir_all(&tmp).map_err(|e| TrainError::io(&tmp, e))?;
+    let model_path = tmp.join("model.safetensors");
+    model.save(&model_path).map_err(TrainError::Model)?;
+    let optimizer_path = tmp.join("optimizer.safetensors");
+    optimizer.save(&optimizer_path)?;
+    for file in [
+        model_path.clone(),
+        ninjazero_model::checkpoint::sidecar_path(&model_path),
+        optimizer_path,
+    ] {
+        sync_file(&file)?;
+    }
+    sync_dir(Some(&tmp));
+    if state.checkpoint != name {
+        // Left by a run killed between this rename and the state update: not referenced.
+        remove_dir_if_present(&dir)?;
+    } else {
+        return Err(TrainError::State(format!(
+            "checkpoint {name} is already the current one"
+        )));
+    }
+    fs::rename(&tmp, &dir).map_err(|e| TrainError::io(&dir, e))?;
+    sync_dir(Some(work_dir));
+    state.checkpoint = name;
+    let json = serde_json::to_string_pretty(state).expect("state serialises") + "\n";
+    write_atomically(&work_dir.join(STATE_FILE), json.as_bytes())?;
+    remove_stale(work_dir, &state.checkpoint)
+}
+
+/// Removes checkpoint directories and temporary files other than the current checkpoint.
+pub(crate) fn remove_stale(work_dir: &Path, keep: &str) -> Result<(), TrainError> {
+    let entries = fs::read_dir(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if name.starts_with("ckpt-") && name != keep {
+            remove_dir_if_present(&path)?;
+        } else if name.ends_with(".tmp") && path.is_file() {
+            let _ = fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
+fn remove_dir_if_present(dir: &Path) -> Result<(), TrainError> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(TrainError::io(dir, e)),
+    }
+}
+
+/// FNV-1a 64 of a file's bytes.
+pub(crate) fn fingerprint(path: &Path) -> Result<String, TrainError> {
+    let bytes = fs::read(path).map_err(|e| TrainError::io(path, e))?;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &bytes {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(format!("{hash:016x}"))
+}

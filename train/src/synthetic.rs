@@ -1,0 +1,123 @@
+//! Small synthetic datasets: games of random legal moves with made-up search targets, for
+//! tests, demos and `bench train` when no self-play data is at hand.
+
+use crate::loader::SplitMix64;
+use ninjazero_data::{DataError, DatasetWriter, FileMeta, GameRecord, PolicyEntry, PositionRecord};
+use ninjazero_model::{move_index, BoardShape};
+use ninjazero_rules::{Color, Position, Variant};
+use std::path::{Path, PathBuf};
+
+/// Writes `games` games of random legal moves (at most `max_plies` each) to `dir`,
+/// `games_per_file` per file, and returns the files written.
+///
+/// Every other position (at random) has a "full search" whose policy puts half its mass
+/// on the move played and spreads the rest over up to 7 other legal moves; the winner is
+/// the rules' result when the game ended, else drawn at random.
+pub fn write_random_games(
+    dir: &Path,
+    variant: Variant,
+    games: usize,
+    max_plies: u16,
+    seed: u64,
+    games_per_file: usize,
+) -> Result<Vec<PathBuf>, DataError> {
+    let meta = FileMeta {
+        variant,
+        search_settings: r#"{"synthetic":"random legal moves"}"#.to_string(),
+        seed,
+        model_id: "random".to_string(),
+    };
+    let mut writer = DatasetWriter::create(dir, meta, games_per_file)?;
+    let mut rng = SplitMix64(seed);
+    for g in 0..games {
+        let game_id = seed.wrapping_mul(1_000_003).wrapping_add(g as u64);
+        writer.add_game(random_game(variant, game_id, max_plies, &mut rng))?;
+    }
+    let mut files = writer.files_written().to_vec();
+    let buffered = writer.buffered_games() > 0;
+    writer.finish()?;
+    if buffered {
+        // `finish` wrote the last file; find it by listing.
+        files = ninjazero_data::dataset_files(dir)?;
+    }
+    Ok(files)
+}
+
+/// One game of random legal moves with synthetic targets.
+pub fn random_game(
+    variant: Variant,
+    game_id: u64,
+    max_plies: u16,
+    rng: &mut SplitMix64,
+) -> GameRecord {
+    let shape = BoardShape::of(variant);
+    let start = Position::start(variant);
+    let mut pos = start.clone();
+    let mut positions = Vec::new();
+    let mut winner = None;
+    let mut termination = "adjudication".to_string();
+    for ply in 0..max_plies.max(1) {
+        if let Some(outcome) = pos.outcome() {
+            winner = outcome.winner;
+            termination = format!("{:?}", outcome.termination).to_lowercase();
+            break;
+        }
+        let moves: Vec<_> = pos.legal_moves().iter().copied().collect();
+        let chosen = moves[rng.below(moves.len())];
+        let full_search = rng.next_u64() % 2 == 0;
+        let policy = if full_search {
+            let others: Vec<_> = moves.iter().filter(|&&m| m != chosen).take(7).collect();
+            let mut entries = vec![PolicyEntry {
+                index: move_index(&shape, &pos, chosen) as u32,
+                move_text: chosen.to_string(),
+                visits: 8,
+                probability: if others.is_empty() { 1.0 } else { 0.5 },
+            }];
+            for &&m in &others {
+                entries.push(PolicyEntry {
+                    index: move_index(&shape, &pos, m) as u32,
+                    move_text: m.to_string(),
+                    visits: 1,
+                    probability: 0.5 / others.len() as f32,
+                });
+            }
+            entries
+        } else {
+            Vec::new()
+        };
+        positions.push(PositionRecord {
+            ply,
+            fen: pos.to_fen(),
+            side_to_move: pos.turn(),
+            policy,
+            root_value: 0.0,
+            full_search,
+            material: pos.material(),
+            hand: [pos.hand(Color::White), pos.hand(Color::Black)],
+            move_played: chosen.to_string(),
+        });
+        pos.play_unchecked(chosen);
+    }
+    if positions.is_empty() {
+        // The start position is never terminal; keep the type's invariant anyway.
+        unreachable!("a start position has legal moves");
+    }
+    if termination == "adjudication" {
+        winner = match rng.below(3) {
+            0 => Some(Color::White),
+            1 => Some(Color::Black),
+            _ => None,
+        };
+    }
+    GameRecord {
+        game_id,
+        variant,
+        start_fen: start.to_fen(),
+        positions,
+        winner,
+        termination,
+        model_id: "random".to_string(),
+        resignation_disabled: false,
+        would_resign: None,
+    }
+}

@@ -1,0 +1,361 @@
+//! Integration tests of the trainer on small synthetic datasets (random legal games) and
+//! the tiny network: learning, exact resume, foreign and corrupt files, metrics and plots.
+
+use ninjazero_data::{read_games, DatasetWriter, FileMeta};
+use ninjazero_model::{Model, Preset};
+use ninjazero_rules::Variant;
+use ninjazero_train::synthetic::{random_game, write_random_games};
+use ninjazero_train::{
+    read_metrics, train, train_with_control, OptimizerKind, RunControl, Schedule, SplitMix64,
+    TrainConfig, TrainError, METRICS_FILE, PLOT_FILE,
+};
+use std::path::{Path, PathBuf};
+use tch::Device;
+
+const VARIANT: Variant = Variant::InsaneNinja;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ninjazero-train-test-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A tiny freshly initialised network saved as `DIR/init.safetensors`.
+fn init_model(dir: &Path) -> PathBuf {
+    tch::manual_seed(7);
+    let model = Model::new(VARIANT, &Preset::Tiny.config(), Device::Cpu);
+    let path = dir.join("init.safetensors");
+    model.save(&path).unwrap();
+    path
+}
+
+fn config(steps: u64) -> TrainConfig {
+    TrainConfig {
+        steps,
+        batch_size: 32,
+        learning_rate: 3e-3,
+        schedule: Schedule::Cosine,
+        warmup_steps: 3,
+        checkpoint_every: 5,
+        loader_threads: 2,
+        min_window: 100,
+        max_window: 10_000,
+        seed: 11,
+        ..TrainConfig::preset("demo").unwrap()
+    }
+}
+
+fn quiet(_: u64, _: u64, _: &str) {}
+
+fn weights(path: &Path) -> Vec<(String, tch::Tensor)> {
+    let mut named = tch::Tensor::read_safetensors(path).unwrap();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named
+}
+
+fn assert_same_weights(a: &Path, b: &Path) {
+    let (wa, wb) = (weights(a), weights(b));
+    assert_eq!(wa.len(), wb.len());
+    for ((na, ta), (nb, tb)) in wa.iter().zip(&wb) {
+        assert_eq!(na, nb);
+        assert!(ta.equal(tb), "{na} differs between {a:?} and {b:?}");
+    }
+}
+
+#[test]
+fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
+    let dir = temp_dir("overfit");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let out = dir.join("models/trained.safetensors");
+    let work = dir.join("work");
+    let config = TrainConfig {
+        schedule: Schedule::Constant,
+        ..config(80)
+    };
+    let calls = std::cell::Cell::new(0u64);
+    let report = train(
+        VARIANT,
+        &[data],
+        &init,
+        &out,
+        &work,
+        &config,
+        Device::Cpu,
+        &|step, total, line| {
+            assert_eq!(total, 80);
+            assert_eq!(step, calls.get() + 1);
+            assert!(line.contains("loss"), "{line}");
+            calls.set(step);
+        },
+    )
+    .unwrap();
+    assert_eq!(calls.get(), 80);
+    assert_eq!(report.steps_done, 80);
+    assert_eq!(report.steps_this_run, 80);
+    assert_eq!(report.window_positions, 64);
+    assert!(report.samples_per_s > 0.0);
+    assert!((0.0..1.0).contains(&report.loader_wait_share));
+    assert_eq!(report.checkpoint, out);
+
+    // One metrics line per step, with every field.
+    let text = std::fs::read_to_string(work.join(METRICS_FILE)).unwrap();
+    assert_eq!(text.lines().count(), 80);
+    for (k, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["step"], k as u64 + 1);
+        for field in [
+            "policy_loss",
+            "value_loss",
+            "loss",
+            "policy_accuracy",
+            "value_mse",
+            "learning_rate",
+            "samples_per_s",
+            "loader_wait_s",
+            "grad_norm",
+        ] {
+            assert!(v[field].as_f64().unwrap().is_finite(), "{field} in {line}");
+        }
+    }
+    let records = read_metrics(&work.join(METRICS_FILE));
+    let mean = |r: &[ninjazero_train::MetricsRecord],
+                f: fn(&ninjazero_train::MetricsRecord) -> f64| {
+        r.iter().map(f).sum::<f64>() / r.len() as f64
+    };
+    let (first, last) = (&records[..5], &records[75..]);
+    let (p0, p1) = (
+        mean(first, |r| r.policy_loss),
+        mean(last, |r| r.policy_loss),
+    );
+    let (v0, v1) = (mean(first, |r| r.value_loss), mean(last, |r| r.value_loss));
+    assert!(p1 < 0.5 * p0, "policy loss {p0} -> {p1}");
+    assert!(v1 < 0.8 * v0, "value loss {v0} -> {v1}");
+    assert!(mean(last, |r| r.policy_accuracy) > mean(first, |r| r.policy_accuracy));
+    assert!((report.final_policy_loss - mean(&records[70..], |r| r.policy_loss)).abs() < 1e-9);
+
+    // The plot is a PNG of the documented size.
+    let png = std::fs::read(work.join(PLOT_FILE)).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&png[12..16], b"IHDR");
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 1000);
+    assert_eq!(u32::from_be_bytes(png[20..24].try_into().unwrap()), 800);
+    assert!(png.len() > 5_000, "a plot with lines, {} bytes", png.len());
+
+    // The output model: accumulated steps, parent, and different weights from the start.
+    let trained = Model::load(&out, Some(VARIANT), Device::Cpu).unwrap();
+    assert_eq!(trained.meta.training_step, 80);
+    assert_eq!(trained.meta.parent.as_deref(), Some("init.safetensors"));
+    assert!(!weights(&out)[0].1.equal(&weights(&init)[0].1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn resume_after_a_kill_gives_the_same_weights() {
+    let dir = temp_dir("resume");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 6, 20, 2, 2).unwrap();
+    let init = init_model(&dir);
+    for optimizer in [
+        OptimizerKind::Sgd { momentum: 0.9 },
+        OptimizerKind::AdamW {
+            beta1: 0.9,
+            beta2: 0.999,
+        },
+    ] {
+        let name = optimizer.name();
+        let config = TrainConfig {
+            optimizer,
+            learning_rate: if name == "sgd" { 0.02 } else { 3e-3 },
+            ..config(20)
+        };
+        let straight = dir.join(format!("{name}-straight.safetensors"));
+        train(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            &straight,
+            &dir.join(format!("{name}-work-straight")),
+            &config,
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap();
+
+        // Killed at step 12: the last checkpoint is step 10.
+        let work = dir.join(format!("{name}-work-killed"));
+        let resumed = dir.join(format!("{name}-resumed.safetensors"));
+        let control = RunControl {
+            max_steps_this_run: Some(12),
+            stop: None,
+        };
+        let err = train_with_control(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            &resumed,
+            &work,
+            &config,
+            Device::Cpu,
+            &quiet,
+            &control,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TrainError::Interrupted {
+                    step: 12,
+                    checkpoint: 10
+                }
+            ),
+            "{err}"
+        );
+        assert!(!resumed.exists());
+        assert_eq!(read_metrics(&work.join(METRICS_FILE)).len(), 12);
+        // More data arriving meanwhile must not change the resumed job's window.
+        write_random_games(&data, VARIANT, 2, 20, 3, 2).unwrap();
+
+        let report = train(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            &resumed,
+            &work,
+            &config,
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap();
+        assert_eq!(report.steps_this_run, 10, "resumed from step 10");
+        assert_eq!(report.steps_done, 20);
+        assert_same_weights(&straight, &resumed);
+        let straight_metrics =
+            read_metrics(&dir.join(format!("{name}-work-straight/{METRICS_FILE}")));
+        let resumed_metrics = read_metrics(&work.join(METRICS_FILE));
+        assert_eq!(resumed_metrics.len(), 20);
+        for (a, b) in straight_metrics.iter().zip(&resumed_metrics) {
+            assert_eq!(
+                (a.step, a.loss, a.learning_rate),
+                (b.step, b.loss, b.learning_rate)
+            );
+        }
+
+        // A finished job is not trained again.
+        let again = train(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            &resumed,
+            &work,
+            &config,
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap();
+        assert_eq!(again.steps_this_run, 0);
+        assert_same_weights(&straight, &resumed);
+        // Only the last checkpoint is kept.
+        let checkpoints: Vec<String> = std::fs::read_dir(&work)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("ckpt-"))
+            .collect();
+        assert_eq!(checkpoints, vec!["ckpt-00000020".to_string()]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
+    let dir = temp_dir("foreign");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 3, 12, 4, 3).unwrap();
+    let ours: usize = read_games(&data, Some(VARIANT))
+        .unwrap()
+        .iter()
+        .map(|g| g.positions.len())
+        .sum();
+    // A chess file and a file that is not Arrow at all, in the same directory.
+    let meta = FileMeta {
+        variant: Variant::Chess,
+        search_settings: "{}".to_string(),
+        seed: 5,
+        model_id: "random".to_string(),
+    };
+    let mut writer = DatasetWriter::create(&data, meta, 10).unwrap();
+    let mut rng = SplitMix64(9);
+    writer
+        .add_game(random_game(Variant::Chess, 900, 12, &mut rng))
+        .unwrap();
+    writer.finish().unwrap();
+    let chess_file = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| ninjazero_data::read_file_meta(p).is_ok_and(|m| m.variant == Variant::Chess))
+        .unwrap();
+    let corrupt = data.join("games-99999999-0-0.arrow");
+    std::fs::write(&corrupt, b"not an arrow file").unwrap();
+
+    let init = init_model(&dir);
+    let report = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &dir.join("work"),
+        &config(2),
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap();
+    assert_eq!(report.window_positions, ours, "only {VARIANT} positions");
+    assert_eq!(report.total_positions, ours);
+    let mut skipped: Vec<_> = report
+        .skipped_files
+        .iter()
+        .map(|s| s.path.clone())
+        .collect();
+    skipped.sort();
+    let mut expected = vec![
+        chess_file.canonicalize().unwrap(),
+        corrupt.canonicalize().unwrap(),
+    ];
+    expected.sort();
+    assert_eq!(skipped, expected);
+    for s in &report.skipped_files {
+        assert!(
+            s.reason.contains("chess") || s.reason.contains("Arrow"),
+            "{}: {}",
+            s.path.display(),
+            s.reason
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_data_dir_without_usable_files_is_an_error() {
+    let dir = temp_dir("empty");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let init = init_model(&dir);
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &dir.join("work"),
+        &config(2),
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    assert!(matches!(err, TrainError::NoData(_)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
