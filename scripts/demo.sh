@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# The README's main command. Until the training pipeline lands, the main job is the rules
-# core and the network: perft of every variant's start position, the perft speed benchmark
-# and the network evaluation benchmark (against PyTorch) on the CPU.
+# The README's main command: a short, real training pipeline on the default variant
+# (insane-ninja), on the CPU, in runs/demo. Self-play -> training -> arena -> promotion,
+# three generations, then games against the baselines; the summary is runs/demo/summary.md
+# with the Elo chart runs/demo/elo.png. Running it again continues an interrupted run (or
+# does nothing if it is complete; delete runs/demo to start over).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 ./scripts/setup.sh
 cargo build --release
-for variant in chess palace palace-scepter ninjutsu asylum asylum-ff insane-ninja insane-ninja-2 insane-ninja-drops; do
-  printf '%-20s ' "$variant"
-  ./target/release/ninjazero perft --variant "$variant" --depth 4
-done
-./target/release/ninjazero bench perft
-./target/release/ninjazero bench nn --presets cpu --batches 1,16,64,256
+./target/release/ninjazero pipeline --variant insane-ninja --run runs/demo --preset demo --device cpu
+cat runs/demo/summary.md

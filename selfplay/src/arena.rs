@@ -84,7 +84,8 @@ pub struct ArenaGame {
     pub a_is_white: bool,
     /// `1-0`, `0-1` or `1/2-1/2`.
     pub result: String,
-    /// `checkmate`, `threefold repetition`, …, `max plies` or `illegal move …`.
+    /// `checkmate`, `threefold repetition`, …, `adjudication (material)`, `max plies` or
+    /// `illegal move …`.
     pub termination: String,
     /// Plies of the whole game, opening included.
     pub plies: usize,
@@ -327,6 +328,30 @@ pub fn opening(variant: Variant, plies: usize, seed: u64, pair: usize) -> Vec<Mo
     moves
 }
 
+/// Material lead (in Pawns, by the rough values of `material_balance`) that wins a game
+/// stopped at the ply cap.
+pub const ADJUDICATION_MARGIN: f32 = 3.0;
+
+/// A game stopped at the ply cap: won by a side at least [`ADJUDICATION_MARGIN`] ahead in
+/// material, as engine matches adjudicate, else a draw. Without it, short arena games of
+/// weak players end in draws and cannot tell the players apart.
+fn adjudicate(game: &Game) -> (Option<Color>, String, usize) {
+    let position = game.position();
+    let lead = ninjazero_model::material_balance(position);
+    let winner = if lead >= ADJUDICATION_MARGIN {
+        Some(position.turn())
+    } else if lead <= -ADJUDICATION_MARGIN {
+        Some(!position.turn())
+    } else {
+        None
+    };
+    let termination = match winner {
+        Some(_) => "adjudication (material)",
+        None => "max plies",
+    };
+    (winner, termination.to_string(), game.moves().len())
+}
+
 /// Plays one game from `opening`; returns (winner, termination, plies).
 fn play_game(
     white: &mut dyn Player,
@@ -348,7 +373,7 @@ fn play_game(
             );
         }
         if game.moves().len() >= max_plies as usize {
-            return (None, "max plies".to_string(), game.moves().len());
+            return adjudicate(&game);
         }
         let mover = game.position().turn();
         let m = match mover {

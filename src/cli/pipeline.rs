@@ -77,7 +77,7 @@ impl RunConfig {
     ) -> RunConfig {
         let (network, games, concurrency, sims, cheap, pairs, arena_sims, default_generations) =
             match preset {
-                PipelinePreset::Demo => (Preset::Tiny, 160, 160, 32, 8, 12, 32, 2),
+                PipelinePreset::Demo => (Preset::Tiny, 1000, 256, 32, 8, 12, 48, 2),
                 PipelinePreset::Cpu => (Preset::Cpu, 1024, 256, 128, 32, 50, 128, 10),
                 PipelinePreset::Gpu => (Preset::Gpu, 8192, 1024, 400, 100, 100, 400, 30),
             };
@@ -92,7 +92,11 @@ impl RunConfig {
             search: SearchConfig {
                 simulations: sims,
                 cheap_simulations: cheap,
-                max_plies: 200,
+                max_plies: if preset == PipelinePreset::Demo {
+                    120
+                } else {
+                    300
+                },
                 ..SearchConfig::default()
             },
             train: format!("{preset:?}").to_lowercase(),
@@ -246,12 +250,17 @@ pub fn run(args: PipelineArgs) -> CliResult {
         best_vs_zero.as_ref(),
         &baseline_rows,
     )?;
+    plot_elo(&run.0.join("elo.png"), &history)?;
     log(&format!(
         "pipeline done in {:.1} min: best generation {best}; summary in {}",
         started.elapsed().as_secs_f64() / 60.0,
         run.0.join("summary.md").display()
     ));
     Ok(())
+}
+
+fn available_threads() -> i32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as i32)
 }
 
 fn log(line: &str) {
@@ -449,6 +458,9 @@ fn arena(
         sprt: None,
     };
     let progress = bar(2 * config.arena_pairs as u64, "arena");
+    // Arena players search one leaf at a time: at batch 1 a single libtorch thread is
+    // faster than several synchronising for every small operation.
+    tch::set_num_threads(1);
     let result = run_arena(
         player_a.as_mut(),
         player_b.as_mut(),
@@ -460,6 +472,7 @@ fn arena(
             progress.set_message(format!("{name}: score {:.3}", partial.score));
         },
     );
+    tch::set_num_threads(available_threads());
     progress.finish_and_clear();
     std::fs::create_dir_all(path.parent().expect("arena files live in a folder"))
         .map_err(|e| e.to_string())?;
@@ -524,4 +537,70 @@ fn write_summary(
     }
     md.push_str("\nScores are from the first-named player's view; Elo intervals are 95 % (normal approximation over paired games).\n");
     write_atomically(&run.0.join("summary.md"), md.as_bytes())
+}
+
+/// `elo.png`: each generation's Elo against generation 0 with its 95 % interval.
+fn plot_elo(path: &Path, history: &[GenerationRow]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let text = ninjazero_train::register_plot_font();
+    let points: Vec<(u32, f64, f64, f64)> = std::iter::once((0, 0.0, 0.0, 0.0))
+        .chain(history.iter().map(|r| {
+            (
+                r.generation,
+                r.elo_vs_zero.0,
+                r.elo_vs_zero.1,
+                r.elo_vs_zero.2,
+            )
+        }))
+        .collect();
+    let low = points.iter().map(|p| p.2).fold(0.0, f64::min) - 50.0;
+    let high = points.iter().map(|p| p.3).fold(0.0, f64::max) + 50.0;
+    let last = points.last().map_or(1, |p| p.0).max(1);
+    let root = BitMapBackend::new(path, (900, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .margin(20)
+        .x_label_area_size(40)
+        .y_label_area_size(60);
+    if text {
+        builder.caption(
+            "Elo against generation 0 (95 % interval)",
+            ("sans-serif", 22),
+        );
+    }
+    let mut chart = builder
+        .build_cartesian_2d(-0.5f64..last as f64 + 0.5, low..high)
+        .map_err(|e| err(&e))?;
+    let mut mesh = chart.configure_mesh();
+    if text {
+        mesh.x_desc("generation")
+            .y_desc("Elo")
+            .x_labels(last as usize + 2)
+            .x_label_formatter(&|x| format!("{x:.0}"));
+    } else {
+        mesh.x_labels(0).y_labels(0);
+    }
+    mesh.draw().map_err(|e| err(&e))?;
+    let blue = RGBColor(31, 119, 180);
+    chart
+        .draw_series(points.iter().map(|&(g, elo, lo, hi)| {
+            ErrorBar::new_vertical(g as f64, lo, elo, hi, blue.filled(), 10)
+        }))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(LineSeries::new(
+            points.iter().map(|&(g, elo, _, _)| (g as f64, elo)),
+            blue.stroke_width(2),
+        ))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|&(g, elo, _, _)| Circle::new((g as f64, elo), 5, blue.filled())),
+        )
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
 }

@@ -86,7 +86,7 @@ impl TrainConfig {
     pub fn preset(name: &str) -> Option<TrainConfig> {
         match name {
             "demo" => Some(TrainConfig {
-                steps: 200,
+                steps: 1_500,
                 batch_size: 64,
                 optimizer: OptimizerKind::AdamW {
                     beta1: 0.9,
@@ -100,7 +100,7 @@ impl TrainConfig {
                 checkpoint_every: 50,
                 loader_threads: 1,
                 min_window: 5_000,
-                max_window: 50_000,
+                max_window: 200_000,
                 seed: 0,
             }),
             "cpu" => Some(TrainConfig {

@@ -40,7 +40,7 @@ mod window;
 
 pub use config::{OptimizerKind, Schedule, TrainConfig};
 pub use loader::{Batch, SplitMix64};
-pub use metrics::{plot_metrics, read_metrics, MetricsRecord};
+pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
 pub use window::{SkippedFile, WindowFile, WindowSnapshot};
 

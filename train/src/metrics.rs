@@ -87,7 +87,7 @@ pub(crate) fn truncate_metrics(path: &Path, step: u64) -> Result<(), TrainError>
 /// A font for the plot's text: the TrueType file named by `NINJAZERO_PLOT_FONT` (`none`:
 /// no text), else one from the usual system locations; without one the plot is drawn
 /// without text.
-fn font_available() -> bool {
+pub fn register_plot_font() -> bool {
     static FONT: OnceLock<bool> = OnceLock::new();
     *FONT.get_or_init(|| {
         let chosen = std::env::var("NINJAZERO_PLOT_FONT").ok();
@@ -141,7 +141,7 @@ fn smooth(values: &[f64], span: usize) -> Vec<f64> {
 pub fn plot_metrics(records: &[MetricsRecord], path: &Path) -> Result<(), TrainError> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| TrainError::Plot(format!("{}: {e}", path.display()));
-    let text = font_available();
+    let text = register_plot_font();
     let root = BitMapBackend::new(path, (1000, 800)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let (top, bottom) = root.split_vertically(400);
