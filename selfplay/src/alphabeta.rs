@@ -330,16 +330,9 @@ impl AlphaBeta {
         if self.is_repetition(hash) {
             return 0;
         }
-        if let Some(score) = self.scepter_score(position, ply) {
-            return score;
-        }
         let moves = position.legal_moves();
-        if moves.is_empty() {
-            return if position.is_check() {
-                -(MATE - ply as i32)
-            } else {
-                0
-            };
+        if let Some(score) = self.end_score(position, &moves, ply) {
+            return score;
         }
         if position.halfmove_clock() >= 100 {
             return 0;
@@ -461,16 +454,9 @@ impl AlphaBeta {
         if self.tick() {
             return 0;
         }
-        if let Some(score) = self.scepter_score(position, ply) {
-            return score;
-        }
         let moves = position.legal_moves();
-        if moves.is_empty() {
-            return if position.is_check() {
-                -(MATE - ply as i32)
-            } else {
-                0
-            };
+        if let Some(score) = self.end_score(position, &moves, ply) {
+            return score;
         }
         self.quiesce(position, &moves, alpha, beta, ply, parent_moves, qdepth)
     }
@@ -494,6 +480,20 @@ impl AlphaBeta {
     fn is_repetition(&self, hash: u64) -> bool {
         let (before, after) = self.path.split_at(self.root_index);
         after.contains(&hash) || before.iter().filter(|&&h| h == hash).count() >= 2
+    }
+
+    /// The score of a position where the game is over by scepter, mate or stalemate.
+    fn end_score(&self, position: &Position, moves: &MoveList, ply: usize) -> Option<i32> {
+        if let Some(score) = self.scepter_score(position, ply) {
+            return Some(score);
+        }
+        moves.is_empty().then(|| {
+            if position.is_check() {
+                -(MATE - ply as i32)
+            } else {
+                0
+            }
+        })
     }
 
     fn scepter_score(&self, position: &Position, ply: usize) -> Option<i32> {

@@ -101,13 +101,7 @@ struct PytorchReference {
 impl PytorchReference {
     fn start(model: &Model, threads: i32) -> Result<PytorchReference, String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let python = root.join(".venv/bin/python");
-        if !python.exists() {
-            return Err(format!(
-                "{} not found (run scripts/setup.sh)",
-                python.display()
-            ));
-        }
+        let python = super::venv_python()?;
         let dir = std::env::temp_dir().join(format!("ninjazero-bench-{}", std::process::id()));
         let checkpoint = dir.join("bench.safetensors");
         model.save(&checkpoint).map_err(|e| e.to_string())?;

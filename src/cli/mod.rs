@@ -75,6 +75,20 @@ pub fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), which runs the
+/// PyTorch reference scripts.
+pub fn venv_python() -> Result<std::path::PathBuf, String> {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if python.exists() {
+        Ok(python)
+    } else {
+        Err(format!(
+            "{} not found (run scripts/setup.sh)",
+            python.display()
+        ))
+    }
+}
+
 /// Parses a variant id for clap, listing the valid ids on error.
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
     text.parse()

@@ -185,13 +185,7 @@ fn pytorch_samples_per_s(
     args: &BenchTrainArgs,
 ) -> Result<f64, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join(".venv/bin/python");
-    if !python.exists() {
-        return Err(format!(
-            "{} not found (run scripts/setup.sh)",
-            python.display()
-        ));
-    }
+    let python = super::venv_python()?;
     let mut command = Command::new(python);
     command
         .arg(root.join("scripts/bench_train.py"))
