@@ -144,14 +144,21 @@ pub struct RunControl {
 }
 
 /// The losses and statistics of one step.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepStats {
+    /// Policy cross-entropy over the rows with a full search.
     pub policy_loss: f64,
+    /// Win/draw/loss cross-entropy against the game result.
     pub value_loss: f64,
+    /// `policy_loss + value_loss` (weight decay is applied by the optimizer).
     pub loss: f64,
+    /// Share of full-search rows whose most likely move is the search's most visited one.
     pub policy_accuracy: f64,
+    /// Mean squared error of the expected score (win 1, draw 0.5, loss 0).
     pub value_mse: f64,
+    /// Rows with a full search in the batch.
     pub policy_rows: u64,
+    /// Gradient global norm before clipping.
     pub grad_norm: f64,
 }
 
@@ -390,13 +397,7 @@ pub fn train_with_control(
             let step_s = step_start.elapsed().as_secs_f64();
             let record = MetricsRecord {
                 step: state.step,
-                policy_loss: stats.policy_loss,
-                value_loss: stats.value_loss,
-                loss: stats.loss,
-                policy_accuracy: stats.policy_accuracy,
-                value_mse: stats.value_mse,
-                policy_rows: stats.policy_rows,
-                grad_norm: stats.grad_norm,
+                stats,
                 learning_rate: lr,
                 samples_per_s: batch.size as f64 / step_s,
                 loader_wait_s: wait,
@@ -468,8 +469,8 @@ pub fn train_with_control(
         } else {
             0.0
         },
-        final_policy_loss: mean(|r| r.policy_loss),
-        final_value_loss: mean(|r| r.value_loss),
+        final_policy_loss: mean(|r| r.stats.policy_loss),
+        final_value_loss: mean(|r| r.stats.value_loss),
         checkpoint: out.to_path_buf(),
         window_positions: state.window.size,
         total_positions: state.window.total_positions,

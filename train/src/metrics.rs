@@ -1,5 +1,6 @@
 //! Per-step metrics (`metrics.jsonl`) and the loss-curve plot (`loss.png`).
 
+use crate::StepStats;
 use crate::TrainError;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -11,20 +12,9 @@ use std::sync::OnceLock;
 pub struct MetricsRecord {
     /// The step just done (1-based: the first line is step 1).
     pub step: u64,
-    /// Policy cross-entropy over the rows with a full search.
-    pub policy_loss: f64,
-    /// Win/draw/loss cross-entropy against the game result.
-    pub value_loss: f64,
-    /// `policy_loss + value_loss` (weight decay is applied by the optimizer).
-    pub loss: f64,
-    /// Share of full-search rows whose most likely move is the search's most visited one.
-    pub policy_accuracy: f64,
-    /// Mean squared error of the expected score (win 1, draw 0.5, loss 0).
-    pub value_mse: f64,
-    /// Rows with a full search in the batch.
-    pub policy_rows: u64,
-    /// Gradient global norm before clipping.
-    pub grad_norm: f64,
+    /// Losses and statistics of the step (flattened: the JSON keeps one flat object).
+    #[serde(flatten)]
+    pub stats: StepStats,
     pub learning_rate: f64,
     /// Batch size over the step's wall time (loader wait included).
     pub samples_per_s: f64,
@@ -163,17 +153,17 @@ pub fn plot_metrics(records: &[MetricsRecord], path: &Path) -> Result<(), TrainE
                 (
                     "total",
                     RGBColor(40, 40, 40),
-                    records.iter().map(|r| r.loss).collect(),
+                    records.iter().map(|r| r.stats.loss).collect(),
                 ),
                 (
                     "policy",
                     RGBColor(31, 119, 180),
-                    records.iter().map(|r| r.policy_loss).collect(),
+                    records.iter().map(|r| r.stats.policy_loss).collect(),
                 ),
                 (
                     "value",
                     RGBColor(214, 39, 40),
-                    records.iter().map(|r| r.value_loss).collect(),
+                    records.iter().map(|r| r.stats.value_loss).collect(),
                 ),
             ],
         ),
@@ -184,12 +174,12 @@ pub fn plot_metrics(records: &[MetricsRecord], path: &Path) -> Result<(), TrainE
                 (
                     "policy top-1 accuracy",
                     RGBColor(44, 160, 44),
-                    records.iter().map(|r| r.policy_accuracy).collect(),
+                    records.iter().map(|r| r.stats.policy_accuracy).collect(),
                 ),
                 (
                     "value MSE",
                     RGBColor(148, 103, 189),
-                    records.iter().map(|r| r.value_mse).collect(),
+                    records.iter().map(|r| r.stats.value_mse).collect(),
                 ),
             ],
         ),

@@ -130,14 +130,19 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     };
     let (first, last) = (&records[..5], &records[75..]);
     let (p0, p1) = (
-        mean(first, |r| r.policy_loss),
-        mean(last, |r| r.policy_loss),
+        mean(first, |r| r.stats.policy_loss),
+        mean(last, |r| r.stats.policy_loss),
     );
-    let (v0, v1) = (mean(first, |r| r.value_loss), mean(last, |r| r.value_loss));
+    let (v0, v1) = (
+        mean(first, |r| r.stats.value_loss),
+        mean(last, |r| r.stats.value_loss),
+    );
     assert!(p1 < 0.5 * p0, "policy loss {p0} -> {p1}");
     assert!(v1 < 0.8 * v0, "value loss {v0} -> {v1}");
-    assert!(mean(last, |r| r.policy_accuracy) > mean(first, |r| r.policy_accuracy));
-    assert!((report.final_policy_loss - mean(&records[70..], |r| r.policy_loss)).abs() < 1e-9);
+    assert!(mean(last, |r| r.stats.policy_accuracy) > mean(first, |r| r.stats.policy_accuracy));
+    assert!(
+        (report.final_policy_loss - mean(&records[70..], |r| r.stats.policy_loss)).abs() < 1e-9
+    );
 
     // The plot is a PNG of the documented size.
     let png = std::fs::read(work.join(PLOT_FILE)).unwrap();
@@ -241,8 +246,8 @@ fn resume_after_a_kill_gives_the_same_weights() {
         assert_eq!(resumed_metrics.len(), 20);
         for (a, b) in straight_metrics.iter().zip(&resumed_metrics) {
             assert_eq!(
-                (a.step, a.loss, a.learning_rate),
-                (b.step, b.loss, b.learning_rate)
+                (a.step, a.stats.loss, a.learning_rate),
+                (b.step, b.stats.loss, b.learning_rate)
             );
         }
 
