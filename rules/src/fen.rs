@@ -2,7 +2,7 @@
 //! positions by name instead of panicking later.
 
 use crate::attacks::forward;
-use crate::position::Position;
+use crate::position::{EnPassant, Position};
 use crate::types::{cell, Color, Piece, Role, Square};
 use crate::variant::{
     CASTLE_BLACK_KING, CASTLE_BLACK_QUEEN, CASTLE_WHITE_KING, CASTLE_WHITE_QUEEN,
@@ -73,6 +73,8 @@ pub enum FenError {
     OpponentInCheck { color: Color },
     #[error("both Kings stand on a winning scepter square")]
     BothScepters,
+    #[error("no piece on {square} to take off")]
+    NoPiece { square: Square },
 }
 
 impl Position {
@@ -405,6 +407,36 @@ impl Position {
         fen.push_str(&names.join(","));
         write!(fen, " {} {}", self.halfmoves, self.fullmoves).expect("writing to a String");
         fen
+    }
+
+    /// The position with the piece on `square` taken off the board, for handicap games and
+    /// piece-value probes. Castling rights that needed the piece, and an en passant chance
+    /// against it, go with it. An error if no piece stands there or if what is left is no
+    /// legal position (a King taken off, or the side not to move left in check).
+    ///
+    /// ```
+    /// use ninjazero_rules::{Position, Variant};
+    /// let start = Position::start(Variant::Chess);
+    /// let rook_odds = start.without_piece("a1".parse().unwrap()).unwrap();
+    /// assert_eq!(rook_odds.to_fen(), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/1NBQKBNR w Kkq - 0 1");
+    /// assert!(start.without_piece("e1".parse().unwrap()).is_err());
+    /// assert!(start.without_piece("e4".parse().unwrap()).is_err());
+    /// ```
+    pub fn without_piece(&self, square: Square) -> Result<Position, FenError> {
+        if self.piece_at(square).is_none() {
+            return Err(FenError::NoPiece { square });
+        }
+        let mut edited = self.clone();
+        edited.board[square.cell()] = cell::EMPTY;
+        for option in self.rules.castles.iter().flatten() {
+            if option.rook_from == square || option.king_from == square {
+                edited.castling &= !option.right;
+            }
+        }
+        if edited.ep.victim == square.0 {
+            edited.ep = EnPassant::default();
+        }
+        Position::from_fen(self.variant(), &edited.to_fen())
     }
 }
 

@@ -11,6 +11,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// How an arena is played.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,7 +21,8 @@ pub struct ArenaConfig {
     pub pairs: usize,
     /// Random legal plies from the start position that make an opening (seeded).
     pub opening_plies: usize,
-    /// Games reaching this many plies (opening included) are adjudicated a draw.
+    /// Games reaching this many plies (opening included) are adjudicated on material (see
+    /// [`ADJUDICATION_MARGIN`]).
     pub max_plies: u32,
     pub seed: u64,
     /// Stop as soon as this test is decided.
@@ -394,56 +397,137 @@ fn play_game(
     }
 }
 
-/// Plays the arena: for each pair, one game with A as White and one with A as Black, from
-/// the same opening. Calls `progress(done, total, &partial)` after each game and stops
-/// early once an SPRT (if given) is decided (checked after each complete pair).
-pub fn run_arena(
+/// Builds a player. Every worker thread of an arena builds its own pair of players.
+pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync + 'f;
+
+/// The seed a player gets before game `index` of an arena (see [`Player::new_game`]).
+fn game_seed(arena_seed: u64, index: usize) -> u64 {
+    arena_seed ^ (index as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f)
+}
+
+/// Plays pair `pair`: A as White, then A as Black, from the same opening.
+fn play_pair(
     a: &mut dyn Player,
     b: &mut dyn Player,
     variant: Variant,
     config: &ArenaConfig,
-    progress: &dyn Fn(usize, usize, &ArenaResult),
-) -> ArenaResult {
-    let (name_a, name_b) = (a.name(), b.name());
-    let total = 2 * config.pairs;
-    let mut games: Vec<ArenaGame> = Vec::with_capacity(total);
-    let summarize = |games: &[ArenaGame]| {
-        ArenaResult::from_games(
-            variant.id(),
-            &name_a,
-            &name_b,
-            games.to_vec(),
-            config.sprt.as_ref(),
-        )
-    };
-    'pairs: for pair in 0..config.pairs {
-        let moves = opening(variant, config.opening_plies, config.seed, pair);
-        let opening_text: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
-        for a_is_white in [true, false] {
-            let (winner, termination, plies) = if a_is_white {
-                play_game(a, b, variant, &moves, config.max_plies)
-            } else {
-                play_game(b, a, variant, &moves, config.max_plies)
-            };
-            let result = match winner {
-                Some(Color::White) => "1-0",
-                Some(Color::Black) => "0-1",
-                None => "1/2-1/2",
-            };
-            games.push(ArenaGame {
-                opening: opening_text.clone(),
-                a_is_white,
-                result: result.to_string(),
-                termination,
-                plies,
-            });
-            progress(games.len(), total, &summarize(&games));
+    pair: usize,
+) -> [ArenaGame; 2] {
+    let moves = opening(variant, config.opening_plies, config.seed, pair);
+    let opening_text: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
+    [true, false].map(|a_is_white| {
+        let seed = game_seed(config.seed, 2 * pair + usize::from(!a_is_white));
+        a.new_game(seed);
+        b.new_game(seed);
+        let (winner, termination, plies) = if a_is_white {
+            play_game(a, b, variant, &moves, config.max_plies)
+        } else {
+            play_game(b, a, variant, &moves, config.max_plies)
+        };
+        let result = match winner {
+            Some(Color::White) => "1-0",
+            Some(Color::Black) => "0-1",
+            None => "1/2-1/2",
+        };
+        ArenaGame {
+            opening: opening_text.clone(),
+            a_is_white,
+            result: result.to_string(),
+            termination,
+            plies,
         }
-        if let Some(sprt) = &config.sprt {
-            if sprt_verdict(&games, sprt).0 != SprtVerdict::Continue {
-                break 'pairs;
+    })
+}
+
+/// Finished pairs, collected from the worker threads.
+struct Collected {
+    pairs: Vec<Option<[ArenaGame; 2]>>,
+    /// Pairs `0..complete` are all finished.
+    complete: usize,
+    /// The number of pairs after which the SPRT was decided.
+    decided_after: Option<usize>,
+    /// Every finished game, in the order they finished (for progress reports).
+    finished: Vec<ArenaGame>,
+}
+
+impl Collected {
+    /// Stores a pair; checks the SPRT on each longer prefix of complete pairs, in order, so
+    /// that the stopping point does not depend on which thread finished first.
+    fn add(&mut self, pair: usize, games: [ArenaGame; 2], sprt: Option<&SprtConfig>) {
+        self.finished.extend(games.iter().cloned());
+        self.pairs[pair] = Some(games);
+        while self.decided_after.is_none()
+            && self.pairs.get(self.complete).is_some_and(Option::is_some)
+        {
+            self.complete += 1;
+            if let Some(sprt) = sprt {
+                if sprt_verdict(&self.prefix(self.complete), sprt).0 != SprtVerdict::Continue {
+                    self.decided_after = Some(self.complete);
+                }
             }
         }
     }
-    summarize(&games)
+
+    fn prefix(&self, pairs: usize) -> Vec<ArenaGame> {
+        self.pairs[..pairs]
+            .iter()
+            .flatten()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Plays the arena: for each pair, one game with A as White and one with A as Black, from
+/// the same opening, on `threads` worker threads (each with its own players). Results do
+/// not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
+/// and stops early once an SPRT (if given) is decided on the first complete pairs.
+pub fn run_arena(
+    make_a: &PlayerFactory,
+    make_b: &PlayerFactory,
+    variant: Variant,
+    config: &ArenaConfig,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &ArenaResult) + Sync),
+) -> Result<ArenaResult, String> {
+    let (name_a, name_b) = (make_a()?.name(), make_b()?.name());
+    let total = 2 * config.pairs;
+    let summarize = |games: Vec<ArenaGame>| {
+        ArenaResult::from_games(variant.id(), &name_a, &name_b, games, config.sprt.as_ref())
+    };
+    let next_pair = AtomicUsize::new(0);
+    let collected = Mutex::new(Collected {
+        pairs: vec![None; config.pairs],
+        complete: 0,
+        decided_after: None,
+        finished: Vec::new(),
+    });
+    let worker = || -> Result<(), String> {
+        let (mut a, mut b) = (make_a()?, make_b()?);
+        loop {
+            let pair = next_pair.fetch_add(1, Ordering::Relaxed);
+            if pair >= config.pairs {
+                return Ok(());
+            }
+            let games = play_pair(a.as_mut(), b.as_mut(), variant, config, pair);
+            let mut collected = collected.lock().expect("an arena worker panicked");
+            collected.add(pair, games, config.sprt.as_ref());
+            if collected.decided_after.is_some() {
+                next_pair.store(config.pairs, Ordering::Relaxed);
+            }
+            let finished = collected.finished.clone();
+            progress(finished.len(), total, &summarize(finished));
+        }
+    };
+    let threads = threads.clamp(1, config.pairs.max(1));
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("an arena worker panicked"))
+            .collect::<Result<Vec<()>, String>>()
+    })?;
+    let collected = collected.into_inner().expect("an arena worker panicked");
+    let pairs = collected.decided_after.unwrap_or(config.pairs);
+    Ok(summarize(collected.prefix(pairs)))
 }

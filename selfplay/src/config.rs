@@ -52,8 +52,16 @@ pub struct SearchConfig {
     pub resign_consecutive: u32,
     /// Share of games with resignation disabled (to measure false resignations).
     pub resign_disabled_fraction: f64,
-    /// Games longer than this are adjudicated on the root value.
+    /// Games longer than this are adjudicated on the root value (or drawn, see below).
     pub max_plies: u32,
+    /// Whether a game at `max_plies` is adjudicated on the mover's root value; when false
+    /// it is a draw (for experiments that must not lean on the evaluator's judgement).
+    #[serde(default = "adjudicate_by_default")]
+    pub adjudicate_on_value: bool,
+}
+
+fn adjudicate_by_default() -> bool {
+    true
 }
 
 impl Default for SearchConfig {
@@ -73,6 +81,7 @@ impl Default for SearchConfig {
             resign_consecutive: 3,
             resign_disabled_fraction: 0.1,
             max_plies: 300,
+            adjudicate_on_value: true,
         }
     }
 }

@@ -348,13 +348,15 @@ impl SelfPlayGame {
     }
 
     /// Ends the game if the new position is over, or adjudicates at the ply cap on the
-    /// value the mover's search saw.
+    /// value the mover's search saw (or as a draw, if so configured).
     fn check_end(&mut self, mover_value: f32, config: &SearchConfig) {
         if let Some(outcome) = self.game.outcome() {
             self.result = Some((outcome.winner, outcome.termination.to_string()));
         } else if self.game.moves().len() as u32 >= config.max_plies {
             let mover = !self.game.position().turn();
-            let winner = if mover_value > 0.5 {
+            let winner = if !config.adjudicate_on_value {
+                None
+            } else if mover_value > 0.5 {
                 Some(mover)
             } else if mover_value < -0.5 {
                 Some(!mover)

@@ -12,11 +12,12 @@ pub mod players;
 pub mod scheduler;
 pub mod search;
 pub mod tree;
+pub mod values;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
 pub use arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult, SprtConfig};
 pub use config::{RootSearch, SearchConfig};
 pub use game::SelfPlayGame;
 pub use players::{parse_player, AlphaBetaPlayer, MctsPlayer, Player, RandomPlayer};
-pub use scheduler::{run_selfplay, RunStats, SelfPlayOptions};
+pub use scheduler::{play_dataset, run_selfplay, RunStats, SelfPlayOptions};
 pub use search::{SearchInfo, SearchLimits, Searcher};

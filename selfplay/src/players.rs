@@ -18,6 +18,9 @@ pub trait Player: Send {
     fn name(&self) -> String;
     /// A legal move in the game's current position (the game is not over).
     fn choose(&mut self, game: &Game) -> Move;
+    /// Called before each arena game with a seed of that game, so that a player's random
+    /// choices depend on the game, not on the games it happened to play before.
+    fn new_game(&mut self, _seed: u64) {}
 }
 
 /// PUCT search (no noise, no temperature) with a given evaluator; plays the most visited
@@ -68,12 +71,14 @@ impl Player for MctsPlayer {
 
 /// Plays a uniformly random legal move (seeded: the same seed gives the same moves).
 pub struct RandomPlayer {
+    seed: u64,
     rng: StdRng,
 }
 
 impl RandomPlayer {
     pub fn new(seed: u64) -> RandomPlayer {
         RandomPlayer {
+            seed,
             rng: StdRng::seed_from_u64(seed),
         }
     }
@@ -91,6 +96,10 @@ impl Player for RandomPlayer {
             "RandomPlayer asked to move in a finished game"
         );
         moves[self.rng.random_range(0..moves.len())]
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(self.seed ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     }
 }
 

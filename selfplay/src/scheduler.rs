@@ -9,11 +9,12 @@
 
 use crate::config::SearchConfig;
 use crate::game::SelfPlayGame;
-use ninjazero_data::{DataError, DatasetWriter};
+use ninjazero_data::{finished_game_ids, DataError, DatasetWriter, FileMeta};
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::{Color, Position};
 use rayon::prelude::*;
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// What to play.
@@ -145,6 +146,34 @@ pub fn run_selfplay(
     }
     stats.wall = started.elapsed();
     Ok(stats)
+}
+
+/// Plays the games of `options` that the dataset in `dir` does not hold yet and adds them
+/// to it (`games_per_file` games per file; `settings`, JSON, goes into the files'
+/// metadata). `progress(already, &stats)` is called after every step, with the number of
+/// games found in `dir` at the start. Returns that number and the run's counts.
+pub fn play_dataset(
+    dir: &Path,
+    options: &SelfPlayOptions,
+    evaluator: &mut (dyn Evaluator + Send),
+    games_per_file: usize,
+    settings: String,
+    progress: &dyn Fn(u64, &RunStats),
+) -> Result<(u64, RunStats), DataError> {
+    let done = finished_game_ids(dir)?;
+    let already = done.iter().filter(|&&id| id < options.games).count() as u64;
+    let meta = FileMeta {
+        variant: options.start.variant(),
+        search_settings: settings,
+        seed: options.seed,
+        model_id: options.model_id.clone(),
+    };
+    let mut writer = DatasetWriter::create(dir, meta, games_per_file)?;
+    let stats = run_selfplay(options, evaluator, &mut writer, &done, &|stats| {
+        progress(already, stats)
+    })?;
+    writer.finish()?;
+    Ok((already, stats))
 }
 
 /// One batch: the pending leaves of `games`, in game order.

@@ -13,6 +13,19 @@ fn game_from(variant: Variant, fen: &str) -> Game {
     Game::from_position(Position::from_fen(variant, fen).expect("test FEN is valid"))
 }
 
+/// Player factories for `run_arena`.
+fn alphabeta(d: u32) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
+    move || Ok(Box::new(AlphaBetaPlayer::new(depth(d))) as Box<dyn Player>)
+}
+
+fn random(seed: u64) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
+    move || Ok(Box::new(RandomPlayer::new(seed)) as Box<dyn Player>)
+}
+
+fn spec(text: &'static str, seed: u64) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
+    move || parse_player(text, Variant::Chess, tch::Device::Cpu, seed)
+}
+
 fn depth(d: u32) -> AlphaBetaConfig {
     AlphaBetaConfig {
         max_depth: d,
@@ -94,8 +107,6 @@ fn alphabeta_depth_3_on_insane_ninja_is_fast() {
 #[test]
 fn alphabeta_plays_every_variant() {
     for variant in Variant::ALL {
-        let mut ab = AlphaBetaPlayer::new(depth(2));
-        let mut random = RandomPlayer::new(1);
         let config = ArenaConfig {
             pairs: 1,
             opening_plies: 2,
@@ -103,7 +114,15 @@ fn alphabeta_plays_every_variant() {
             seed: 3,
             sprt: None,
         };
-        let result = run_arena(&mut ab, &mut random, variant, &config, &|_, _, _| {});
+        let result = run_arena(
+            &alphabeta(2),
+            &random(1),
+            variant,
+            &config,
+            2,
+            &|_, _, _| {},
+        )
+        .unwrap();
         assert_eq!(result.variant, variant.id());
         for g in &result.game_results {
             assert!(!g.termination.starts_with("illegal"), "{variant}: {g:?}");
@@ -129,8 +148,6 @@ fn time_limited_alphabeta_deepens_within_its_time() {
 
 #[test]
 fn alphabeta_beats_the_random_mover() {
-    let mut ab = AlphaBetaPlayer::new(depth(2));
-    let mut random = RandomPlayer::new(7);
     let config = ArenaConfig {
         pairs: 3,
         opening_plies: 4,
@@ -138,7 +155,15 @@ fn alphabeta_beats_the_random_mover() {
         seed: 1,
         sprt: None,
     };
-    let result = run_arena(&mut ab, &mut random, Variant::Chess, &config, &|_, _, _| {});
+    let result = run_arena(
+        &alphabeta(2),
+        &random(7),
+        Variant::Chess,
+        &config,
+        2,
+        &|_, _, _| {},
+    )
+    .unwrap();
     eprintln!("{}", result.summary_line());
     assert_eq!(result.games, 6);
     assert_eq!(result.losses, 0, "{}", result.summary_line());
@@ -148,9 +173,6 @@ fn alphabeta_beats_the_random_mover() {
 
 #[test]
 fn openings_are_paired_with_colours_swapped() {
-    let mut a = parse_player("uniform:sims=8", Variant::Chess, tch::Device::Cpu, 0).unwrap();
-    let mut b = parse_player("random", Variant::Chess, tch::Device::Cpu, 3).unwrap();
-    assert_eq!(a.name(), "uniform:sims=8");
     let config = ArenaConfig {
         pairs: 3,
         opening_plies: 4,
@@ -158,19 +180,18 @@ fn openings_are_paired_with_colours_swapped() {
         seed: 11,
         sprt: None,
     };
-    let calls = std::cell::Cell::new(0);
-    let result = run_arena(
-        &mut *a,
-        &mut *b,
-        Variant::Chess,
-        &config,
-        &|done, total, r| {
-            assert_eq!(total, 6);
-            assert_eq!(r.games, done);
-            calls.set(calls.get() + 1);
-        },
-    );
-    assert_eq!(calls.get(), 6);
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let (a, b) = (spec("uniform:sims=8", 0), spec("random", 3));
+    let result = run_arena(&a, &b, Variant::Chess, &config, 2, &|done, total, r| {
+        assert_eq!(total, 6);
+        assert_eq!(r.games, done);
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(calls.into_inner(), 3, "one report per pair");
+    // The thread count does not change the games.
+    let alone = run_arena(&a, &b, Variant::Chess, &config, 1, &|_, _, _| {}).unwrap();
+    assert_eq!(alone, result);
     assert_eq!(result.games, 6);
     assert_eq!(result.wins + result.draws + result.losses, 6);
     assert_eq!(result.player_a, "uniform:sims=8");
@@ -271,8 +292,6 @@ fn sprt_verdicts() {
     assert!(r.summary_line().contains("SPRT: H1 accepted"));
 
     // A real run: alpha-beta against the random mover stops early with H1.
-    let mut ab = AlphaBetaPlayer::new(depth(2));
-    let mut random = RandomPlayer::new(5);
     let arena = ArenaConfig {
         pairs: 20,
         opening_plies: 4,
@@ -280,7 +299,15 @@ fn sprt_verdicts() {
         seed: 2,
         sprt: Some(config),
     };
-    let result = run_arena(&mut ab, &mut random, Variant::Chess, &arena, &|_, _, _| {});
+    let result = run_arena(
+        &alphabeta(2),
+        &random(5),
+        Variant::Chess,
+        &arena,
+        2,
+        &|_, _, _| {},
+    )
+    .unwrap();
     eprintln!("{}", result.summary_line());
     assert!(result.games < 40, "{}", result.summary_line());
     assert_eq!(result.games % 2, 0);

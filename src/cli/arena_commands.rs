@@ -1,6 +1,6 @@
 //! `arena`: two players over paired openings, with score, Elo and an optional SPRT.
 
-use super::{parse_variant, CliResult};
+use super::{available_threads, parse_variant, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_model::parse_device;
@@ -28,7 +28,8 @@ pub struct ArenaArgs {
     /// Random legal plies from the start position that make an opening.
     #[arg(long, default_value_t = 6)]
     opening_plies: usize,
-    /// Games reaching this many plies are adjudicated a draw.
+    /// Games reaching this many plies are adjudicated: won by a side 3 Pawns or more ahead
+    /// in material, else drawn.
     #[arg(long, default_value_t = 300)]
     max_plies: u32,
     /// Seed of the openings (and of a random player).
@@ -41,6 +42,10 @@ pub struct ArenaArgs {
     /// Write the result (games, score, Elo, SPRT verdict) as JSON.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Games played at the same time, each with its own players (the results do not depend
+    /// on it). Default: one per core.
+    #[arg(long)]
+    threads: Option<usize>,
     /// cpu, cuda, cuda:N or auto (for checkpoint players).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -61,14 +66,21 @@ pub fn run(args: ArenaArgs) -> CliResult {
     if args.pairs == 0 {
         return Err("--pairs must be at least 1".to_string());
     }
-    let mut a = parse_player(&args.a, args.variant, args.device, args.seed)?;
+    let make_a = || parse_player(&args.a, args.variant, args.device, args.seed);
     // A different random stream for B, so that random against random is no mirror match.
-    let mut b = parse_player(
-        &args.b,
-        args.variant,
-        args.device,
-        args.seed ^ 0x5bd1_e995_5bd1_e995,
-    )?;
+    let make_b = || {
+        parse_player(
+            &args.b,
+            args.variant,
+            args.device,
+            args.seed ^ 0x5bd1_e995_5bd1_e995,
+        )
+    };
+    let threads = args.threads.unwrap_or_else(available_threads).max(1);
+    if threads > 1 {
+        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
+        tch::set_num_threads(1);
+    }
     let config = ArenaConfig {
         pairs: args.pairs,
         opening_plies: args.opening_plies,
@@ -81,12 +93,13 @@ pub fn run(args: ArenaArgs) -> CliResult {
         ProgressStyle::with_template("{bar:30} {pos}/{len} games, {elapsed} elapsed | {msg}")
             .map_err(|e| e.to_string())?,
     );
-    bar.set_message(format!("{} vs {}", a.name(), b.name()));
+    bar.set_message(format!("{} vs {}", args.a, args.b));
     let result = run_arena(
-        &mut *a,
-        &mut *b,
+        &make_a,
+        &make_b,
         args.variant,
         &config,
+        threads,
         &|done, _, partial| {
             bar.set_position(done as u64);
             let mut message = format!(
@@ -98,7 +111,7 @@ pub fn run(args: ArenaArgs) -> CliResult {
             }
             bar.set_message(message);
         },
-    );
+    )?;
     bar.finish_and_clear();
     println!("{}", result.summary_line());
     if let Some(path) = &args.out {

@@ -11,6 +11,7 @@ mod rules_commands;
 mod selfplay_commands;
 mod train_commands;
 mod uci;
+mod values;
 
 use clap::{Parser, Subcommand};
 use ninjazero_rules::Variant;
@@ -53,6 +54,9 @@ enum Command {
     /// The closed loop: self-play → train → arena → promote, generation after generation;
     /// writes summary.md and elo.png in the run directory. Rerun the same command to continue.
     Pipeline(pipeline::PipelineArgs),
+    /// Piece values in Pawns with 95 % intervals: outcome regression over a dataset,
+    /// handicap matches against Pawn odds, and a value-network probe (with --model).
+    Values(values::ValuesArgs),
 }
 
 /// The error type of every command: a message for the user.
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Uci(args) => uci::run(args),
         Command::Train(args) => train_commands::run_train(args),
         Command::Pipeline(args) => pipeline::run(args),
+        Command::Values(args) => values::run(args),
     }
 }
 
@@ -93,4 +98,40 @@ pub fn venv_python() -> Result<std::path::PathBuf, String> {
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
     text.parse()
         .map_err(|e: ninjazero_rules::UnknownVariant| e.to_string())
+}
+
+/// The cores this process may use.
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The network of checkpoint `model` (on `device`) with its id, a short content hash stored
+/// with every position it plays; without a checkpoint, the model-free evaluator ("uniform").
+pub fn load_evaluator(
+    model: Option<&std::path::Path>,
+    variant: Variant,
+    device: tch::Device,
+) -> Result<(Box<dyn ninjazero_model::Evaluator + Send>, String), String> {
+    use sha2::{Digest, Sha256};
+    let Some(path) = model else {
+        return Ok((
+            Box::new(ninjazero_model::UniformEvaluator::default()),
+            "uniform".to_string(),
+        ));
+    };
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let digest = Sha256::digest(&bytes);
+    let id = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let model = ninjazero_model::Model::load(path, Some(variant), device)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
+}
+
+/// A progress bar for one stage: `what`, the bar, done/total and a message.
+pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{what:>9} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{msg}}"
+    ))
+    .expect("a valid template");
+    indicatif::ProgressBar::new(len).with_style(style)
 }

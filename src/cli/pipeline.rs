@@ -5,15 +5,14 @@
 //! is already there, so killing the pipeline and running the same command again continues
 //! where it stopped (self-play and training also resume inside a stage).
 
-use super::{parse_variant, CliResult};
+use super::{available_threads, load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
-use ninjazero_data::{finished_game_ids, DatasetWriter, FileMeta};
-use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, Preset, UniformEvaluator};
+use ninjazero_data::finished_game_ids;
+use ninjazero_model::{parse_device, Model, Preset};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
-use ninjazero_selfplay::players::{parse_player, Player};
-use ninjazero_selfplay::{run_selfplay, SearchConfig, SelfPlayOptions};
+use ninjazero_selfplay::players::parse_player;
+use ninjazero_selfplay::{play_dataset, SearchConfig, SelfPlayOptions};
 use ninjazero_train::{train, TrainConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -77,7 +76,7 @@ impl RunConfig {
     ) -> RunConfig {
         let (network, games, concurrency, sims, cheap, pairs, arena_sims, default_generations) =
             match preset {
-                PipelinePreset::Demo => (Preset::Tiny, 1000, 256, 32, 8, 12, 48, 2),
+                PipelinePreset::Demo => (Preset::Tiny, 1000, 256, 32, 8, 16, 128, 2),
                 PipelinePreset::Cpu => (Preset::Cpu, 1024, 256, 128, 32, 50, 128, 10),
                 PipelinePreset::Gpu => (Preset::Gpu, 8192, 1024, 400, 100, 100, 400, 30),
             };
@@ -259,10 +258,6 @@ pub fn run(args: PipelineArgs) -> CliResult {
     Ok(())
 }
 
-fn available_threads() -> i32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as i32)
-}
-
 fn log(line: &str) {
     println!("[{}] {line}", chrono_like_now());
 }
@@ -310,26 +305,6 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn bar(len: u64, what: &str) -> ProgressBar {
-    let style =
-        ProgressStyle::with_template(&format!("{what:>9} {{bar:30}} {{pos}}/{{len}} {{msg}}"))
-            .expect("a valid template");
-    ProgressBar::new(len).with_style(style)
-}
-
-fn load_evaluator(
-    model: Option<&Path>,
-    variant: Variant,
-    device: Device,
-) -> Result<Box<dyn Evaluator + Send>, String> {
-    Ok(match model {
-        Some(path) => Box::new(NetworkEvaluator::new(
-            Model::load(path, Some(variant), device).map_err(|e| e.to_string())?,
-        )),
-        None => Box::new(UniformEvaluator::default()),
-    })
-}
-
 /// Self-play data for training generation `generation + 1`.
 fn self_play(
     run: &RunDir,
@@ -344,32 +319,29 @@ fn self_play(
     if done.len() as u64 >= config.selfplay_games {
         return Ok(());
     }
-    let model_id = model.map_or("uniform".to_string(), |p| p.display().to_string());
-    let mut evaluator = load_evaluator(model, variant, device)?;
+    let (mut evaluator, model_id) = load_evaluator(model, variant, device)?;
     let options = SelfPlayOptions {
         start: Position::start(variant),
         games: config.selfplay_games,
         concurrency: config.concurrency,
         seed: config.seed ^ u64::from(generation) << 32,
         config: config.search.clone(),
-        model_id: model_id.clone(),
-    };
-    let meta = FileMeta {
-        variant,
-        search_settings: serde_json::to_string(&config.search).map_err(|e| e.to_string())?,
-        seed: options.seed,
         model_id,
     };
-    let mut writer = DatasetWriter::create(&dir, meta, 64).map_err(|e| e.to_string())?;
-    let progress = bar(config.selfplay_games, "selfplay");
-    progress.set_position(done.len() as u64);
-    let already = done.len() as u64;
-    let stats = run_selfplay(&options, evaluator.as_mut(), &mut writer, &done, &|s| {
-        progress.set_position(already + s.games);
-        progress.set_message(format!("{} positions", s.positions));
-    })
+    let settings = serde_json::to_string(&config.search).map_err(|e| e.to_string())?;
+    let progress = stage_bar(config.selfplay_games, "selfplay");
+    let (_, stats) = play_dataset(
+        &dir,
+        &options,
+        evaluator.as_mut(),
+        64,
+        settings,
+        &|already, s| {
+            progress.set_position(already + s.games);
+            progress.set_message(format!("{} positions", s.positions));
+        },
+    )
     .map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
     progress.finish_and_clear();
     log(&format!(
         "self-play for generation {}: {} games, {} positions, {:.0} positions/s",
@@ -396,7 +368,7 @@ fn train_candidate(
     let first = generation.saturating_sub(config.window_generations);
     let data: Vec<PathBuf> = (first..generation).map(|g| run.selfplay(g)).collect();
     let train_config = TrainConfig::preset(&config.train).ok_or("unknown training preset")?;
-    let progress = bar(train_config.steps, "train");
+    let progress = stage_bar(train_config.steps, "train");
     let report = train(
         variant,
         &data,
@@ -448,8 +420,6 @@ fn arena(
             return Ok(result);
         }
     }
-    let mut player_a: Box<dyn Player> = parse_player(a, variant, device, config.seed)?;
-    let mut player_b: Box<dyn Player> = parse_player(b, variant, device, config.seed + 1)?;
     let arena_config = ArenaConfig {
         pairs: config.arena_pairs,
         opening_plies: 4,
@@ -457,22 +427,24 @@ fn arena(
         seed: config.seed,
         sprt: None,
     };
-    let progress = bar(2 * config.arena_pairs as u64, "arena");
-    // Arena players search one leaf at a time: at batch 1 a single libtorch thread is
-    // faster than several synchronising for every small operation.
+    let progress = stage_bar(2 * config.arena_pairs as u64, "arena");
+    // Arena players search one leaf at a time: one game per core, each with a single
+    // libtorch thread, beats several threads synchronising for every batch-1 operation.
     tch::set_num_threads(1);
     let result = run_arena(
-        player_a.as_mut(),
-        player_b.as_mut(),
+        &|| parse_player(a, variant, device, config.seed),
+        &|| parse_player(b, variant, device, config.seed + 1),
         variant,
         &arena_config,
+        available_threads(),
         &|done, total, partial| {
             progress.set_length(total as u64);
             progress.set_position(done as u64);
             progress.set_message(format!("{name}: score {:.3}", partial.score));
         },
     );
-    tch::set_num_threads(available_threads());
+    tch::set_num_threads(available_threads() as i32);
+    let result = result?;
     progress.finish_and_clear();
     std::fs::create_dir_all(path.parent().expect("arena files live in a folder"))
         .map_err(|e| e.to_string())?;

@@ -1,14 +1,13 @@
 //! `selfplay` and `data`: producing and looking at datasets.
 
-use super::{parse_variant, CliResult};
+use super::{load_evaluator, parse_variant, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use ninjazero_data::{export_pgn, finished_game_ids, summarize, DatasetWriter, FileMeta};
-use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformEvaluator};
+use ninjazero_data::{export_pgn, summarize};
+use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
-use ninjazero_selfplay::{run_selfplay, RootSearch, RunStats, SearchConfig, SelfPlayOptions};
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use ninjazero_selfplay::{play_dataset, RootSearch, RunStats, SearchConfig, SelfPlayOptions};
+use std::path::PathBuf;
 use tch::Device;
 
 #[derive(Args, Debug)]
@@ -54,16 +53,17 @@ pub struct SelfPlayArgs {
     /// Games longer than this are adjudicated on the search value.
     #[arg(long, default_value_t = 300)]
     max_plies: u32,
+    /// Score games that reach --max-plies as draws instead of adjudicating them on the
+    /// search value.
+    #[arg(long)]
+    draw_at_max_plies: bool,
+    /// Never resign: every game is played out (results that do not lean on the
+    /// evaluator's judgement, e.g. for `ninjazero values`).
+    #[arg(long)]
+    no_resign: bool,
     /// Games per data file.
     #[arg(long, default_value_t = 64)]
     games_per_file: usize,
-}
-
-/// A short content hash of a checkpoint file: the model id stored with every position.
-fn model_id(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let digest = Sha256::digest(&bytes);
-    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
 }
 
 pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
@@ -75,20 +75,20 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         .build_global()
         .map_err(|e| e.to_string())?;
     tch::set_num_threads(threads as i32);
-    let (mut evaluator, model_id): (Box<dyn Evaluator + Send>, String) = match &args.model {
-        Some(path) => {
-            let model =
-                Model::load(path, Some(args.variant), args.device).map_err(|e| e.to_string())?;
-            (Box::new(NetworkEvaluator::new(model)), model_id(path)?)
-        }
-        None => (Box::new(UniformEvaluator::default()), "uniform".to_string()),
-    };
+    let (mut evaluator, model_id) =
+        load_evaluator(args.model.as_deref(), args.variant, args.device)?;
     let config = SearchConfig {
         root_search: args.search,
         simulations: args.sims,
         cheap_simulations: args.cheap_sims,
         full_search_probability: args.full_search_probability,
         max_plies: args.max_plies,
+        adjudicate_on_value: !args.draw_at_max_plies,
+        resign_disabled_fraction: if args.no_resign {
+            1.0
+        } else {
+            SearchConfig::default().resign_disabled_fraction
+        },
         ..SearchConfig::default()
     };
     let options = SelfPlayOptions {
@@ -100,30 +100,25 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         model_id: model_id.clone(),
     };
     let settings = serde_json::json!({ "search": config, "concurrency": options.concurrency });
-    let meta = FileMeta {
-        variant: args.variant,
-        search_settings: settings.to_string(),
-        seed: args.seed,
-        model_id,
-    };
-    let done = finished_game_ids(&args.out).map_err(|e| e.to_string())?;
-    let mut writer =
-        DatasetWriter::create(&args.out, meta, args.games_per_file).map_err(|e| e.to_string())?;
     let bar = ProgressBar::new(args.games).with_style(
         ProgressStyle::with_template(
             "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
         )
         .map_err(|e| e.to_string())?,
     );
-    let already = done.len().min(args.games as usize) as u64;
-    bar.set_position(already);
-    let show = |stats: &RunStats| {
+    let show = |already: u64, stats: &RunStats| {
         bar.set_position(already + stats.games);
         bar.set_message(progress_message(stats));
     };
-    let stats = run_selfplay(&options, evaluator.as_mut(), &mut writer, &done, &show)
-        .map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
+    let (already, stats) = play_dataset(
+        &args.out,
+        &options,
+        evaluator.as_mut(),
+        args.games_per_file,
+        settings.to_string(),
+        &show,
+    )
+    .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
         "selfplay: {} new games ({} already in {}), {} positions, {}",

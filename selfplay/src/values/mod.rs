@@ -1,0 +1,230 @@
+//! Piece values in Pawns, measured three ways, each with a bootstrap 95 % interval:
+//!
+//! - [`regression`]: the game result against the material difference over self-play
+//!   positions (Tomašev et al. 2020, "Assessing Game Balance with AlphaZero");
+//! - [`matches`]: the searcher against itself with a piece taken off one side, scored
+//!   against Pawn odds (H. G. Muller's handicap matches);
+//! - [`probe`]: how much the network's expected score drops when a piece is taken off.
+//!
+//! All three turn an effect on the log-odds of winning into Pawns by dividing by the
+//! Pawn's effect, so they can be compared on one scale.
+
+pub mod matches;
+pub mod probe;
+pub mod regression;
+
+use ninjazero_rules::{Position, Role, Variant};
+
+/// A kind of material that gets a value: a piece on the board, or a Pawn in hand
+/// (`insane-ninja-drops`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PieceKind {
+    Board(Role),
+    InHand,
+}
+
+impl PieceKind {
+    pub fn name(self) -> String {
+        match self {
+            PieceKind::Board(role) => role.name().to_string(),
+            PieceKind::InHand => "Ninja Pawn in hand".to_string(),
+        }
+    }
+
+    /// The kinds of `variant`'s starting armies, weakest-looking first: Pawns, the pieces
+    /// in their order of [`Role::ALL`], then the hand. Kings have no value.
+    pub fn of_variant(variant: Variant) -> Vec<PieceKind> {
+        let start = Position::start(variant);
+        let mut kinds: Vec<PieceKind> = Role::ALL
+            .iter()
+            .filter(|&&role| role != Role::King)
+            .filter(|&&role| start.count(ninjazero_rules::Color::White, role) > 0)
+            .map(|&role| PieceKind::Board(role))
+            .collect();
+        kinds.sort_by_key(|k| *k != PieceKind::Board(Role::Pawn));
+        if start.hand(ninjazero_rules::Color::White) > 0 {
+            kinds.push(PieceKind::InHand);
+        }
+        kinds
+    }
+}
+
+/// How a value was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Regression,
+    Matches,
+    Probe,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Regression => "outcome regression",
+            Method::Matches => "handicap matches",
+            Method::Probe => "value-network probe",
+        }
+    }
+
+    /// What the sample counts of this method count.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Method::Regression | Method::Probe => "positions",
+            Method::Matches => "games",
+        }
+    }
+}
+
+/// One piece's value by one method.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    pub piece: PieceKind,
+    pub method: Method,
+    /// Pawns.
+    pub value: f64,
+    /// 95 % bootstrap percentile interval.
+    pub low: f64,
+    pub high: f64,
+    /// Positions or games behind the value (see [`Method::unit`]).
+    pub samples: usize,
+    /// Bootstrap replicates of the value. Replicate `i` of every piece of one method comes
+    /// from the same resampling, so differences between pieces can be read off them.
+    pub replicates: Vec<f64>,
+}
+
+impl Estimate {
+    fn new(
+        piece: PieceKind,
+        method: Method,
+        value: f64,
+        samples: usize,
+        replicates: Vec<f64>,
+    ) -> Estimate {
+        let (low, high) = percentile_interval(&replicates);
+        Estimate {
+            piece,
+            method,
+            value,
+            low,
+            high,
+            samples,
+            replicates,
+        }
+    }
+}
+
+/// The 2.5 % and 97.5 % percentiles (NaN, NaN without replicates).
+pub fn percentile_interval(replicates: &[f64]) -> (f64, f64) {
+    let mut sorted: Vec<f64> = replicates
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    if sorted.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// Whether the data tells two pieces apart (same method): the 95 % interval of the
+/// difference of their replicates.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub method: Method,
+    pub first: PieceKind,
+    pub second: PieceKind,
+    /// Interval of `first - second`, Pawns.
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Verdict {
+    /// `Rook > Knight by 1.2 to 2.6 Pawns (outcome regression)` or `Knight ≈ Bishop:
+    /// cannot tell apart (difference -0.3 to 0.4 Pawns, outcome regression)`.
+    pub fn line(&self) -> String {
+        let (a, b) = (self.first.name(), self.second.name());
+        let method = self.method.name();
+        if self.low > 0.0 {
+            format!(
+                "{a} > {b}: worth more by {:.2} to {:.2} Pawns ({method})",
+                self.low, self.high
+            )
+        } else if self.high < 0.0 {
+            format!(
+                "{b} > {a}: worth more by {:.2} to {:.2} Pawns ({method})",
+                -self.high, -self.low
+            )
+        } else {
+            format!(
+                "{a} vs {b}: cannot tell apart (difference {:+.2} to {:+.2} Pawns, {method})",
+                self.low, self.high
+            )
+        }
+    }
+}
+
+/// A verdict for every pair of pieces that one method measured (the Pawn, the unit, left
+/// out).
+pub fn verdicts(estimates: &[Estimate]) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for (i, a) in estimates.iter().enumerate() {
+        for b in &estimates[i + 1..] {
+            let unit = PieceKind::Board(Role::Pawn);
+            if a.method != b.method || a.piece == unit || b.piece == unit {
+                continue;
+            }
+            let differences: Vec<f64> = a
+                .replicates
+                .iter()
+                .zip(&b.replicates)
+                .map(|(x, y)| x - y)
+                .collect();
+            let (low, high) = percentile_interval(&differences);
+            if low.is_finite() {
+                out.push(Verdict {
+                    method: a.method,
+                    first: a.piece,
+                    second: b.piece,
+                    low,
+                    high,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// log(p / (1 - p)), with p kept inside [1e-4, 1 - 1e-4].
+pub(crate) fn logit(p: f64) -> f64 {
+    let p = p.clamp(1e-4, 1.0 - 1e-4);
+    (p / (1.0 - p)).ln()
+}
+
+/// Published reference values a result can be compared with: AlphaZero's chess values
+/// (Tomašev et al. 2020) and the inventor's guesses from the rules pages. None for pieces
+/// without one.
+pub fn reference(variant: Variant, piece: PieceKind) -> Option<&'static str> {
+    let PieceKind::Board(role) = piece else {
+        return None;
+    };
+    if variant == Variant::Chess {
+        return Some(match role {
+            Role::Pawn => "1 (AlphaZero)",
+            Role::Knight => "3.05 (AlphaZero)",
+            Role::Bishop => "3.33 (AlphaZero)",
+            Role::Rook => "5.63 (AlphaZero)",
+            Role::Queen => "9.5 (AlphaZero)",
+            _ => return None,
+        });
+    }
+    match role {
+        Role::InsaneNinja => Some("slightly more than a Rook (inventor's guess)"),
+        Role::LeapingNinjaGuard => {
+            Some("a little less to a little more than a Bishop (inventor's guess)")
+        }
+        Role::NinjaGuard => Some("close to a Bishop or a Knight (inventor's guess)"),
+        _ => None,
+    }
+}

@@ -1,0 +1,217 @@
+//! Piece-value methods on data whose true values are known: synthetic games drawn from a
+//! logistic model, handicap scores, and a probe of an evaluator with known material values.
+
+use ninjazero_data::{GameRecord, PositionRecord};
+use ninjazero_model::UniformEvaluator;
+use ninjazero_rules::{Color, Position, Role, Variant};
+use ninjazero_selfplay::values::matches::{
+    handicap_square, handicap_start, match_estimates, HandicapScores,
+};
+use ninjazero_selfplay::values::probe::probe;
+use ninjazero_selfplay::values::regression::outcome_regression;
+use ninjazero_selfplay::values::{verdicts, Estimate, PieceKind};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const PAWN: PieceKind = PieceKind::Board(Role::Pawn);
+const KNIGHT: PieceKind = PieceKind::Board(Role::Knight);
+const BISHOP: PieceKind = PieceKind::Board(Role::Bishop);
+const ROOK: PieceKind = PieceKind::Board(Role::Rook);
+const QUEEN: PieceKind = PieceKind::Board(Role::Queen);
+
+fn find(estimates: &[Estimate], kind: PieceKind) -> &Estimate {
+    estimates
+        .iter()
+        .find(|e| e.piece == kind)
+        .unwrap_or_else(|| panic!("no estimate for {}", kind.name()))
+}
+
+/// A game of `plies` positions with the given material per colour (index by Role::index)
+/// and White's result drawn from `P(White wins) = sigmoid(0.4 * value difference)`.
+fn synthetic_game(id: u64, rng: &mut StdRng, true_values: &[(Role, f64)]) -> GameRecord {
+    let mut material = [[0u8; 15]; 2];
+    material[0][Role::King.index()] = 1;
+    material[1][Role::King.index()] = 1;
+    let mut difference = 0.0;
+    for &(role, value) in true_values {
+        for (side, sign) in [(0, 1.0), (1, -1.0)] {
+            let count = rng.random_range(0..3u8);
+            material[side][role.index()] = count;
+            difference += sign * value * f64::from(count);
+        }
+    }
+    let p_white = 1.0 / (1.0 + (-0.4 * difference).exp());
+    let winner = if rng.random_bool(p_white) {
+        Some(Color::White)
+    } else {
+        Some(Color::Black)
+    };
+    let position = PositionRecord {
+        ply: 0,
+        fen: String::new(),
+        side_to_move: Color::White,
+        policy: Vec::new(),
+        root_value: 0.0,
+        full_search: false,
+        material,
+        hand: [0, 0],
+        move_played: String::new(),
+    };
+    GameRecord {
+        game_id: id,
+        variant: Variant::Chess,
+        start_fen: String::new(),
+        positions: vec![position; 3],
+        winner,
+        termination: "checkmate".to_string(),
+        model_id: "test".to_string(),
+        resignation_disabled: false,
+        would_resign: None,
+    }
+}
+
+#[test]
+fn outcome_regression_recovers_the_values_behind_the_results() {
+    let truth = [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Rook, 5.0)];
+    let mut rng = StdRng::seed_from_u64(1);
+    let games: Vec<GameRecord> = (0..6000)
+        .map(|id| synthetic_game(id, &mut rng, &truth))
+        .collect();
+    let kinds = [PAWN, KNIGHT, BISHOP, ROOK];
+    let estimates = outcome_regression(&games, &kinds, 200, 7).unwrap();
+    // The Bishop never differs in these games: it gets no estimate.
+    assert!(estimates.iter().all(|e| e.piece != BISHOP));
+    assert_eq!(find(&estimates, PAWN).value, 1.0);
+    for (kind, want) in [(KNIGHT, 3.0), (ROOK, 5.0)] {
+        let e = find(&estimates, kind);
+        assert!(
+            e.low <= want && want <= e.high,
+            "{}: {:.2} [{:.2}, {:.2}], truth {want}",
+            kind.name(),
+            e.value,
+            e.low,
+            e.high
+        );
+        assert!(
+            e.high - e.low < 0.6 * want,
+            "{}: interval too wide",
+            kind.name()
+        );
+        assert_eq!(e.samples, 3 * games.len());
+    }
+    let lines: Vec<String> = verdicts(&estimates).iter().map(|v| v.line()).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("Rook > Knight"), "{lines:?}");
+}
+
+#[test]
+fn regression_skips_positions_in_the_middle_of_an_exchange() {
+    // White is a Knight up only in the position whose move takes it back: not quiet, so
+    // nothing is measured for the Knight.
+    let mut rng = StdRng::seed_from_u64(2);
+    let mut games: Vec<GameRecord> = (0..400)
+        .map(|id| synthetic_game(id, &mut rng, &[(Role::Pawn, 1.0)]))
+        .collect();
+    for game in &mut games {
+        game.positions[1].material[0][Role::Knight.index()] = 1;
+    }
+    let estimates = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap();
+    assert!(estimates.iter().all(|e| e.piece != KNIGHT));
+}
+
+#[test]
+fn regression_needs_a_pawn_imbalance() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let games: Vec<GameRecord> = (0..50)
+        .map(|id| synthetic_game(id, &mut rng, &[(Role::Knight, 3.0)]))
+        .collect();
+    let error = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap_err();
+    assert!(error.contains("Pawn"), "{error}");
+}
+
+#[test]
+fn handicaps_take_the_traditional_pieces_off() {
+    let start = Position::start(Variant::Chess);
+    let square = |color, role| handicap_square(&start, color, role).unwrap().to_string();
+    assert_eq!(square(Color::White, Role::Pawn), "f2");
+    assert_eq!(square(Color::Black, Role::Pawn), "f7");
+    assert_eq!(square(Color::White, Role::Knight), "b1");
+    assert_eq!(square(Color::Black, Role::Rook), "a8");
+    let rook_odds = handicap_start(Variant::Chess, ROOK, Color::Black).unwrap();
+    assert_eq!(
+        rook_odds.to_fen(),
+        "1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQk - 0 1"
+    );
+    // Every variant can give every board kind of its army as a handicap.
+    for variant in Variant::ALL {
+        for kind in PieceKind::of_variant(variant) {
+            if let PieceKind::Board(_) = kind {
+                for color in Color::ALL {
+                    let position = handicap_start(variant, kind, color).unwrap();
+                    assert!(!position.legal_moves().is_empty(), "{variant} {kind:?}");
+                }
+            } else {
+                assert!(handicap_start(variant, kind, Color::White).is_err());
+            }
+        }
+    }
+}
+
+#[test]
+fn match_scores_become_pawns_through_pawn_odds() {
+    // Pawn odds: the full side scores 0.6; Knight odds: 0.8. In log-odds the Knight is
+    // ln(4) / ln(1.5) = 3.42 Pawns.
+    let scores = |wins: usize, games: usize| HandicapScores {
+        points: (0..games)
+            .map(|i| if i < wins { 1.0 } else { 0.0 })
+            .collect(),
+    };
+    let pawn = scores(600, 1000);
+    let knight = scores(800, 1000);
+    let estimates = match_estimates(&[(KNIGHT, knight)], &pawn, 300, 5).unwrap();
+    let e = find(&estimates, KNIGHT);
+    let want = (4.0f64).ln() / (1.5f64).ln();
+    assert!((e.value - want).abs() < 0.02, "{}", e.value);
+    assert!(
+        e.low < want && want < e.high && e.high - e.low < 2.5,
+        "[{}, {}]",
+        e.low,
+        e.high
+    );
+    assert_eq!(e.samples, 1000);
+    // No edge from Pawn odds: no scale.
+    let even = scores(500, 1000);
+    assert!(match_estimates(&[], &even, 50, 5).is_err());
+}
+
+#[test]
+fn the_probe_reads_back_an_evaluators_material_values() {
+    // The model-free evaluator's score is sigmoid(2/5 * material in rough Pawns), so its
+    // log-odds drop is proportional to the value taken off: the probe must return the
+    // rough values (Knight and Bishop 3, Rook 5, Queen 9).
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut positions = Vec::new();
+    let mut game = ninjazero_rules::Game::new(Variant::Chess);
+    while positions.len() < 60 {
+        let moves = game.position().legal_moves();
+        if moves.is_empty() || game.moves().len() > 30 {
+            game = ninjazero_rules::Game::new(Variant::Chess);
+            continue;
+        }
+        game.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        positions.push(game.position().clone());
+    }
+    let mut evaluator = UniformEvaluator::default();
+    let kinds = PieceKind::of_variant(Variant::Chess);
+    let estimates = probe(&mut evaluator, &positions, &kinds, 100, 1, &|_, _| {}).unwrap();
+    for (kind, want) in [(KNIGHT, 3.0), (BISHOP, 3.0), (ROOK, 5.0), (QUEEN, 9.0)] {
+        let e = find(&estimates, kind);
+        assert!(
+            (e.value - want).abs() < 0.05,
+            "{}: {}",
+            kind.name(),
+            e.value
+        );
+        assert!(e.samples > 0);
+    }
+}

@@ -1,0 +1,473 @@
+//! `values`: what each piece is worth, in Pawns with 95 % intervals, by outcome
+//! regression over self-play games, handicap matches and (with a model) a value-network
+//! probe; written as Markdown, CSV and a PNG chart.
+
+use super::{load_evaluator, parse_variant, stage_bar, CliResult};
+use clap::Args;
+use ninjazero_data::{read_games, GameRecord};
+use ninjazero_model::{parse_device, Evaluator};
+use ninjazero_rules::{Color, Position, Role, Variant};
+use ninjazero_selfplay::values::matches::{handicap_start, match_estimates, HandicapScores};
+use ninjazero_selfplay::values::probe::probe;
+use ninjazero_selfplay::values::regression::outcome_regression;
+use ninjazero_selfplay::values::{reference, verdicts, Estimate, Method, PieceKind};
+use ninjazero_selfplay::{play_dataset, SearchConfig, SelfPlayOptions};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tch::Device;
+
+#[derive(Args, Debug)]
+pub struct ValuesArgs {
+    /// Variant id (see `ninjazero perft --help`).
+    #[arg(long, value_parser = parse_variant)]
+    variant: Variant,
+    /// Self-play dataset for the outcome regression (and the probe's positions).
+    #[arg(long)]
+    data: PathBuf,
+    /// Checkpoint: the handicap matches search with it, and the value-network probe runs.
+    /// Without one the matches use the model-free search and there is no probe.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Output directory: values.md, values.csv, values.png, and the match games under
+    /// matches/ (a rerun keeps the games already played). Default: values-VARIANT.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Games per handicap (Pawn odds and each piece), half with each colour handicapped;
+    /// 0 skips the matches.
+    #[arg(long, default_value_t = 400)]
+    games: u64,
+    /// Simulations per move in the handicap matches.
+    #[arg(long, default_value_t = 64)]
+    sims: u32,
+    /// Handicap games longer than this are drawn (no adjudication that could lean on an
+    /// evaluator's idea of material).
+    #[arg(long, default_value_t = 400)]
+    max_plies: u32,
+    /// Handicap games played at once.
+    #[arg(long, default_value_t = 256)]
+    concurrency: usize,
+    /// Positions sampled from the data for the probe.
+    #[arg(long, default_value_t = 4000)]
+    positions: usize,
+    /// Bootstrap replicates behind each interval.
+    #[arg(long, default_value_t = 500)]
+    bootstrap: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+}
+
+/// One method's results, or why it has none, and what it cost.
+struct MethodRun {
+    method: Method,
+    estimates: Result<Vec<Estimate>, String>,
+    seconds: f64,
+    /// Extra lines for the report (the Pawn-odds score, the data used).
+    notes: Vec<String>,
+}
+
+pub fn run(args: ValuesArgs) -> CliResult {
+    if args.bootstrap < 20 {
+        return Err("--bootstrap must be at least 20 for a 95 % interval".to_string());
+    }
+    let variant = args.variant;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("values-{variant}")));
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let kinds = PieceKind::of_variant(variant);
+    let games = read_games(&args.data, Some(variant)).map_err(|e| e.to_string())?;
+    if games.is_empty() {
+        return Err(format!("{}: no games in the dataset", args.data.display()));
+    }
+    let mut runs = vec![regression(&games, &kinds, &args)];
+    let (mut evaluator, model_id) = load_evaluator(args.model.as_deref(), variant, args.device)?;
+    if args.games > 0 {
+        runs.push(handicap_matches(
+            &kinds,
+            &args,
+            &out,
+            evaluator.as_mut(),
+            &model_id,
+        )?);
+    }
+    if args.model.is_some() {
+        runs.push(network_probe(&games, &kinds, &args, evaluator.as_mut()));
+    }
+    let estimates: Vec<Estimate> = runs
+        .iter()
+        .filter_map(|r| r.estimates.as_ref().ok())
+        .flatten()
+        .cloned()
+        .collect();
+    std::fs::write(out.join("values.csv"), csv(variant, &estimates))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    let report = markdown(variant, &args, &games, &runs);
+    std::fs::write(out.join("values.md"), &report)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    plot(&out.join("values.png"), variant, &kinds, &estimates)?;
+    println!("{report}");
+    println!(
+        "wrote {}, values.csv and values.png",
+        out.join("values.md").display()
+    );
+    Ok(())
+}
+
+fn regression(games: &[GameRecord], kinds: &[PieceKind], args: &ValuesArgs) -> MethodRun {
+    let started = Instant::now();
+    let estimates = outcome_regression(games, kinds, args.bootstrap, args.seed);
+    MethodRun {
+        method: Method::Regression,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes: vec![format!(
+            "{} games from {} (quiet positions only: the move played kept the material).",
+            games.len(),
+            args.data.display()
+        )],
+    }
+}
+
+/// Plays (or reads back) the handicap games of every board kind and of Pawn odds.
+fn handicap_matches(
+    kinds: &[PieceKind],
+    args: &ValuesArgs,
+    out: &Path,
+    evaluator: &mut (dyn Evaluator + Send),
+    model_id: &str,
+) -> Result<MethodRun, String> {
+    let started = Instant::now();
+    let config = SearchConfig {
+        simulations: args.sims,
+        cheap_simulations: args.sims,
+        full_search_probability: 1.0,
+        resign_disabled_fraction: 1.0,
+        max_plies: args.max_plies,
+        adjudicate_on_value: false,
+        ..SearchConfig::default()
+    };
+    let board_kinds: Vec<PieceKind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| matches!(k, PieceKind::Board(_)))
+        .collect();
+    let mut scores = Vec::new();
+    for (k, &kind) in board_kinds.iter().enumerate() {
+        let mut points = HandicapScores::default();
+        for color in Color::ALL {
+            let dir = out.join("matches").join(format!(
+                "{}-off-{}",
+                kind.name().to_lowercase().replace(' ', "-"),
+                color
+            ));
+            let options = SelfPlayOptions {
+                start: handicap_start(args.variant, kind, color)?,
+                games: args.games.div_ceil(2),
+                concurrency: args.concurrency.max(2),
+                seed: args.seed ^ ((2 * k + color.index()) as u64 + 1) << 40,
+                config: config.clone(),
+                model_id: model_id.to_string(),
+            };
+            let settings = serde_json::json!({ "search": config, "handicap": kind.name() });
+            let what = format!("{} off {color}", kind.name());
+            let bar = stage_bar(options.games, "matches");
+            play_dataset(
+                &dir,
+                &options,
+                &mut *evaluator,
+                64,
+                settings.to_string(),
+                &|already, stats| {
+                    bar.set_position(already + stats.games);
+                    bar.set_message(what.clone());
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            bar.finish_and_clear();
+            let played = read_games(&dir, Some(args.variant)).map_err(|e| e.to_string())?;
+            points.points.extend(played.iter().map(|g| match g.winner {
+                Some(winner) if winner == color => 0.0,
+                Some(_) => 1.0,
+                None => 0.5,
+            }));
+        }
+        scores.push((kind, points));
+    }
+    let pawn_at = scores
+        .iter()
+        .position(|(k, _)| *k == PieceKind::Board(Role::Pawn))
+        .ok_or("the variant has no Pawns to measure in")?;
+    let (_, pawn_odds) = scores.remove(pawn_at);
+    let notes = vec![format!(
+        "Pawn odds (the scale): the side with the Pawn scored {:.3} over {} games. Each piece: {} games, {} simulations per move, a draw at {} plies; the search {}.",
+        pawn_odds.score(),
+        pawn_odds.points.len(),
+        args.games.div_ceil(2) * 2,
+        args.sims,
+        args.max_plies,
+        if args.model.is_some() { "used the model" } else { "had no model (uniform priors, rough material value)" }
+    )];
+    let estimates = match_estimates(&scores, &pawn_odds, args.bootstrap, args.seed);
+    Ok(MethodRun {
+        method: Method::Matches,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+/// The probe over positions sampled (seeded) from the dataset.
+fn network_probe(
+    games: &[GameRecord],
+    kinds: &[PieceKind],
+    args: &ValuesArgs,
+    evaluator: &mut dyn Evaluator,
+) -> MethodRun {
+    let started = Instant::now();
+    let fens: Vec<&str> = games
+        .iter()
+        .flat_map(|g| g.positions.iter().map(|p| p.fen.as_str()))
+        .collect();
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let picked = sample(&mut rng, fens.len(), args.positions.min(fens.len()));
+    let positions: Vec<Position> = picked
+        .iter()
+        .filter_map(|i| Position::from_fen(args.variant, fens[i]).ok())
+        .collect();
+    let bar = stage_bar(0, "probe");
+    let estimates = probe(
+        evaluator,
+        &positions,
+        kinds,
+        args.bootstrap,
+        args.seed,
+        &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    );
+    bar.finish_and_clear();
+    MethodRun {
+        method: Method::Probe,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes: vec![format!(
+            "{} positions sampled from the data; a piece of the side to move taken off.",
+            positions.len()
+        )],
+    }
+}
+
+fn csv(variant: Variant, estimates: &[Estimate]) -> String {
+    let mut text = String::from("variant,piece,method,value,low,high,samples,unit,reference\n");
+    for e in estimates {
+        let _ = writeln!(
+            text,
+            "{variant},{},{},{:.3},{:.3},{:.3},{},{},\"{}\"",
+            e.piece.name(),
+            e.method.name(),
+            e.value,
+            e.low,
+            e.high,
+            e.samples,
+            e.method.unit(),
+            reference(variant, e.piece).unwrap_or("")
+        );
+    }
+    text
+}
+
+fn markdown(
+    variant: Variant,
+    args: &ValuesArgs,
+    games: &[GameRecord],
+    runs: &[MethodRun],
+) -> String {
+    let mut text = format!("# Piece values: {variant}\n\n");
+    let _ = writeln!(
+        text,
+        "Values in Pawns with 95 % bootstrap intervals ({} replicates). Data: {} ({} games){}.\n",
+        args.bootstrap,
+        args.data.display(),
+        games.len(),
+        args.model
+            .as_ref()
+            .map_or(String::new(), |m| format!(", model {}", m.display()))
+    );
+    let _ = writeln!(
+        text,
+        "| piece | method | value | 95 % interval | sample | reference |"
+    );
+    let _ = writeln!(text, "| --- | --- | --- | --- | --- | --- |");
+    for run in runs {
+        for e in run.estimates.iter().flatten() {
+            let _ = writeln!(
+                text,
+                "| {} | {} | {:.2} | [{:.2}, {:.2}] | {} {} | {} |",
+                e.piece.name(),
+                e.method.name(),
+                e.value,
+                e.low,
+                e.high,
+                e.samples,
+                e.method.unit(),
+                reference(variant, e.piece).unwrap_or("")
+            );
+        }
+    }
+    let _ = writeln!(text, "\n## Methods\n");
+    for run in runs {
+        let status = match &run.estimates {
+            Ok(_) => String::new(),
+            Err(why) => format!(" No result: {why}."),
+        };
+        let _ = writeln!(
+            text,
+            "- **{}** ({:.0} s): {}{status}",
+            run.method.name(),
+            run.seconds,
+            run.notes.join(" ")
+        );
+    }
+    let estimates: Vec<Estimate> = runs
+        .iter()
+        .filter_map(|r| r.estimates.as_ref().ok())
+        .flatten()
+        .cloned()
+        .collect();
+    let _ = writeln!(text, "\n## Which pieces the data tells apart\n");
+    for verdict in verdicts(&estimates) {
+        let _ = writeln!(text, "- {}", verdict.line());
+    }
+    text
+}
+
+/// Values with their intervals, one row per piece, one colour per method; reference values
+/// (AlphaZero's, for chess) as black marks.
+fn plot(
+    path: &Path,
+    variant: Variant,
+    kinds: &[PieceKind],
+    estimates: &[Estimate],
+) -> Result<(), String> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let text = ninjazero_train::register_plot_font();
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let high = estimates
+        .iter()
+        .filter_map(|e| finite(e.high).or(finite(e.value)))
+        .fold(1.0f64, f64::max)
+        .min(30.0)
+        + 0.5;
+    let low = estimates
+        .iter()
+        .filter_map(|e| finite(e.low))
+        .fold(0.0f64, f64::min)
+        .max(-5.0)
+        - 0.5;
+    let rows = kinds.len();
+    let root = BitMapBackend::new(path, (900, 120 + 60 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .margin(20)
+        .x_label_area_size(40)
+        .y_label_area_size(170);
+    if text {
+        builder.caption(
+            format!("{variant}: piece values in Pawns (95 % intervals)"),
+            ("sans-serif", 22),
+        );
+    }
+    let mut chart = builder
+        .build_cartesian_2d(low..high, -0.5f64..rows as f64 - 0.5)
+        .map_err(|e| err(&e))?;
+    let mut mesh = chart.configure_mesh();
+    let label = |y: &f64| {
+        let row = y.round();
+        if (y - row).abs() < 1e-6 && row >= 0.0 && (row as usize) < rows {
+            kinds[rows - 1 - row as usize].name()
+        } else {
+            String::new()
+        }
+    };
+    if text {
+        mesh.x_desc("Pawns")
+            .y_labels(rows * 4 + 1)
+            .y_label_formatter(&label);
+    } else {
+        mesh.x_labels(0).y_labels(0);
+    }
+    mesh.disable_y_mesh().draw().map_err(|e| err(&e))?;
+    let colours = [
+        (Method::Regression, RGBColor(31, 119, 180), -0.2),
+        (Method::Matches, RGBColor(214, 39, 40), 0.0),
+        (Method::Probe, RGBColor(44, 160, 44), 0.2),
+    ];
+    let row_of = |kind: PieceKind| {
+        let i = kinds.iter().position(|&k| k == kind).unwrap_or(0);
+        (rows - 1 - i) as f64
+    };
+    for (method, colour, offset) in colours {
+        let series: Vec<&Estimate> = estimates
+            .iter()
+            .filter(|e| e.method == method && e.low.is_finite() && e.high.is_finite())
+            .collect();
+        let drawn = chart
+            .draw_series(series.iter().map(|e| {
+                let y = row_of(e.piece) + offset;
+                ErrorBar::new_horizontal(
+                    y,
+                    e.low.clamp(low, high),
+                    e.value.clamp(low, high),
+                    e.high.clamp(low, high),
+                    colour.filled(),
+                    8,
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        if text {
+            drawn.label(method.name()).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 16, y + 4)], colour.filled())
+            });
+        }
+    }
+    let published: Vec<(f64, f64)> = kinds
+        .iter()
+        .filter_map(|&k| {
+            let value: f64 = reference(variant, k)?.split(' ').next()?.parse().ok()?;
+            Some((value, row_of(k)))
+        })
+        .collect();
+    let marks = chart
+        .draw_series(
+            published
+                .iter()
+                .map(|&(x, y)| Cross::new((x, y), 6, BLACK.stroke_width(2))),
+        )
+        .map_err(|e| err(&e))?;
+    if text && !published.is_empty() {
+        marks
+            .label("AlphaZero (published)")
+            .legend(|(x, y)| Cross::new((x + 8, y), 5, BLACK.stroke_width(2)));
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))
+}
