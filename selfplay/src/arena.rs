@@ -6,7 +6,7 @@
 //! opening cancels out of the variance.
 
 use crate::players::Player;
-use ninjazero_rules::{Color, Game, Move, Variant};
+use ninjazero_rules::{Color, Game, Move, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -307,16 +307,16 @@ impl ArenaResult {
     }
 }
 
-/// The opening of pair `pair`: `plies` random legal moves from the start position, drawn
-/// again (up to 100 times) while the game ends within them.
-pub fn opening(variant: Variant, plies: usize, seed: u64, pair: usize) -> Vec<Move> {
+/// Opening number `index`: `plies` random legal moves from `start`, drawn again (up to 100
+/// times) while the game ends within them.
+pub fn opening(start: &Position, plies: usize, seed: u64, index: usize) -> Vec<Move> {
     let mut moves = Vec::new();
     for attempt in 0..100u64 {
         let mut rng = StdRng::seed_from_u64(
-            seed ^ (pair as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ attempt.wrapping_mul(0xd1b5_4a32_d192_ed03),
         );
-        let mut game = Game::new(variant);
+        let mut game = Game::from_position(start.clone());
         moves.clear();
         while moves.len() < plies && game.outcome().is_none() {
             let legal = game.position().legal_moves();
@@ -355,15 +355,21 @@ fn adjudicate(game: &Game) -> (Option<Color>, String, usize) {
     (winner, termination.to_string(), game.moves().len())
 }
 
-/// Plays one game from `opening`; returns (winner, termination, plies).
-fn play_game(
+/// How one game ended: the winner (None for a draw), why, and its length in plies.
+pub type GameEnd = (Option<Color>, String, usize);
+
+/// Plays one game from `start` after the `opening` moves. At `max_plies` the game is
+/// adjudicated on material when `adjudicate` is set (see [`ADJUDICATION_MARGIN`]), else
+/// drawn.
+pub fn play_game(
     white: &mut dyn Player,
     black: &mut dyn Player,
-    variant: Variant,
+    start: &Position,
     opening: &[Move],
     max_plies: u32,
-) -> (Option<Color>, String, usize) {
-    let mut game = Game::new(variant);
+    adjudicate_material: bool,
+) -> GameEnd {
+    let mut game = Game::from_position(start.clone());
     for &m in opening {
         game.play_unchecked(m);
     }
@@ -376,7 +382,11 @@ fn play_game(
             );
         }
         if game.moves().len() >= max_plies as usize {
-            return adjudicate(&game);
+            return if adjudicate_material {
+                adjudicate(&game)
+            } else {
+                (None, "max plies".to_string(), game.moves().len())
+            };
         }
         let mover = game.position().turn();
         let m = match mover {
@@ -397,6 +407,44 @@ fn play_game(
     }
 }
 
+/// Hands the jobs `0..jobs` out to `threads` worker threads, each with its own state from
+/// `init` (its players). `finish(job, result)` runs under a lock, in the order jobs end;
+/// once it returns true no more jobs are handed out.
+pub fn run_on_workers<S, R>(
+    jobs: usize,
+    threads: usize,
+    init: &(dyn Fn() -> Result<S, String> + Sync),
+    work: &(dyn Fn(&mut S, usize) -> R + Sync),
+    finish: &mut (dyn FnMut(usize, R) -> bool + Send),
+) -> Result<(), String> {
+    let next = AtomicUsize::new(0);
+    let finish = Mutex::new(finish);
+    let worker = || -> Result<(), String> {
+        let mut state = init()?;
+        loop {
+            let job = next.fetch_add(1, Ordering::Relaxed);
+            if job >= jobs {
+                return Ok(());
+            }
+            let result = work(&mut state, job);
+            let mut finish = finish.lock().expect("a worker panicked");
+            if finish(job, result) {
+                next.store(jobs, Ordering::Relaxed);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, jobs.max(1)))
+            .map(|_| scope.spawn(worker))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a worker panicked"))
+            .collect::<Result<Vec<()>, String>>()
+    })?;
+    Ok(())
+}
+
 /// Builds a player. Every worker thread of an arena builds its own pair of players.
 pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync + 'f;
 
@@ -413,16 +461,17 @@ fn play_pair(
     config: &ArenaConfig,
     pair: usize,
 ) -> [ArenaGame; 2] {
-    let moves = opening(variant, config.opening_plies, config.seed, pair);
+    let start = Position::start(variant);
+    let moves = opening(&start, config.opening_plies, config.seed, pair);
     let opening_text: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
     [true, false].map(|a_is_white| {
         let seed = game_seed(config.seed, 2 * pair + usize::from(!a_is_white));
         a.new_game(seed);
         b.new_game(seed);
         let (winner, termination, plies) = if a_is_white {
-            play_game(a, b, variant, &moves, config.max_plies)
+            play_game(a, b, &start, &moves, config.max_plies, true)
         } else {
-            play_game(b, a, variant, &moves, config.max_plies)
+            play_game(b, a, &start, &moves, config.max_plies, true)
         };
         let result = match winner {
             Some(Color::White) => "1-0",
@@ -495,39 +544,24 @@ pub fn run_arena(
     let summarize = |games: Vec<ArenaGame>| {
         ArenaResult::from_games(variant.id(), &name_a, &name_b, games, config.sprt.as_ref())
     };
-    let next_pair = AtomicUsize::new(0);
-    let collected = Mutex::new(Collected {
+    let mut collected = Collected {
         pairs: vec![None; config.pairs],
         complete: 0,
         decided_after: None,
         finished: Vec::new(),
-    });
-    let worker = || -> Result<(), String> {
-        let (mut a, mut b) = (make_a()?, make_b()?);
-        loop {
-            let pair = next_pair.fetch_add(1, Ordering::Relaxed);
-            if pair >= config.pairs {
-                return Ok(());
-            }
-            let games = play_pair(a.as_mut(), b.as_mut(), variant, config, pair);
-            let mut collected = collected.lock().expect("an arena worker panicked");
+    };
+    run_on_workers(
+        config.pairs,
+        threads,
+        &|| Ok((make_a()?, make_b()?)),
+        &|(a, b), pair| play_pair(a.as_mut(), b.as_mut(), variant, config, pair),
+        &mut |pair, games| {
             collected.add(pair, games, config.sprt.as_ref());
-            if collected.decided_after.is_some() {
-                next_pair.store(config.pairs, Ordering::Relaxed);
-            }
             let finished = collected.finished.clone();
             progress(finished.len(), total, &summarize(finished));
-        }
-    };
-    let threads = threads.clamp(1, config.pairs.max(1));
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("an arena worker panicked"))
-            .collect::<Result<Vec<()>, String>>()
-    })?;
-    let collected = collected.into_inner().expect("an arena worker panicked");
+            collected.decided_after.is_some()
+        },
+    )?;
     let pairs = collected.decided_after.unwrap_or(config.pairs);
     Ok(summarize(collected.prefix(pairs)))
 }

@@ -1,11 +1,19 @@
 //! `pipeline`: the closed loop. Each generation: self-play with the current best model →
-//! train a candidate from it → arena against the best → promote it if it scores better.
+//! train a candidate from it → arena against the best → promote it unless it is
+//! measurably worse.
+//!
+//! Promotion is the AlphaZero rule (the newest network plays) with a safety net: a
+//! candidate is only held back when its whole Elo interval against the best lies below
+//! zero. Gating at "scores over 50 %" on a few dozen games would reject improvements by
+//! the coin flip of a noisy arena.
 //!
 //! Every stage reads and writes files in the run directory and is skipped when its output
 //! is already there, so killing the pipeline and running the same command again continues
 //! where it stopped (self-play and training also resume inside a stage).
 
-use super::{available_threads, load_evaluator, parse_variant, stage_bar, CliResult};
+use super::{
+    available_threads, load_evaluator, parse_variant, stage_bar, write_atomically, CliResult,
+};
 use clap::{Args, ValueEnum};
 use ninjazero_data::finished_game_ids;
 use ninjazero_model::{parse_device, Model, Preset};
@@ -177,7 +185,7 @@ pub fn run(args: PipelineArgs) -> CliResult {
             &mcts_spec(&run, best, &config),
             args.device,
         )?;
-        let promoted = versus_best.score > 0.5;
+        let promoted = !measurably_worse(&versus_best);
         let versus_zero = if best == 0 {
             (versus_best.elo, versus_best.elo_low, versus_best.elo_high)
         } else {
@@ -258,6 +266,11 @@ pub fn run(args: PipelineArgs) -> CliResult {
     Ok(())
 }
 
+/// A candidate whose whole 95 % Elo interval against the best lies below zero.
+fn measurably_worse(versus_best: &ArenaResult) -> bool {
+    versus_best.elo_high < 0.0
+}
+
 fn log(line: &str) {
     println!("[{}] {line}", chrono_like_now());
 }
@@ -297,12 +310,6 @@ fn load_or_create_config(dir: &Path, args: &PipelineArgs) -> Result<RunConfig, S
     let text = toml::to_string_pretty(&wanted).map_err(|e| e.to_string())?;
     write_atomically(&path, text.as_bytes())?;
     Ok(wanted)
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Self-play data for training generation `generation + 1`.
@@ -502,12 +509,14 @@ fn write_summary(
             "- against generation 0: {}\n",
             result.summary_line()
         )),
-        None => md.push_str("- no generation beat generation 0: nothing was promoted\n"),
+        None => md.push_str(
+            "- every candidate was measurably worse than generation 0: nothing was promoted\n",
+        ),
     }
     for (name, line) in baselines {
         md.push_str(&format!("- against the {name} baseline: {line}\n"));
     }
-    md.push_str("\nScores are from the first-named player's view; Elo intervals are 95 % (normal approximation over paired games).\n");
+    md.push_str("\nScores are from the first-named player's view; Elo intervals are 95 % (normal approximation over paired games). A candidate is promoted unless its interval against the best lies wholly below zero.\n");
     write_atomically(&run.0.join("summary.md"), md.as_bytes())
 }
 

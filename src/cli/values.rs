@@ -2,19 +2,22 @@
 //! regression over self-play games, handicap matches and (with a model) a value-network
 //! probe; written as Markdown, CSV and a PNG chart.
 
-use super::{load_evaluator, parse_variant, stage_bar, CliResult};
+use super::{available_threads, load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::Args;
 use ninjazero_data::{read_games, GameRecord};
 use ninjazero_model::{parse_device, Evaluator};
-use ninjazero_rules::{Color, Position, Role, Variant};
-use ninjazero_selfplay::values::matches::{handicap_start, match_estimates, HandicapScores};
+use ninjazero_rules::{Position, Role, Variant};
+use ninjazero_selfplay::parse_player;
+use ninjazero_selfplay::values::matches::{
+    match_estimates, play_handicap_games, HandicapScores, HandicapSettings,
+};
 use ninjazero_selfplay::values::probe::probe;
 use ninjazero_selfplay::values::regression::outcome_regression;
 use ninjazero_selfplay::values::{reference, verdicts, Estimate, Method, PieceKind};
-use ninjazero_selfplay::{play_dataset, SearchConfig, SelfPlayOptions};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -32,6 +35,10 @@ pub struct ValuesArgs {
     /// Without one the matches use the model-free search and there is no probe.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Player of the handicap matches, as for `arena` (e.g. alphabeta:depth=3). Default:
+    /// MCTS with --model at --sims simulations, or the model-free MCTS.
+    #[arg(long)]
+    player: Option<String>,
     /// Output directory: values.md, values.csv, values.png, and the match games under
     /// matches/ (a rerun keeps the games already played). Default: values-VARIANT.
     #[arg(long)]
@@ -39,17 +46,20 @@ pub struct ValuesArgs {
     /// Games per handicap (Pawn odds and each piece), half with each colour handicapped;
     /// 0 skips the matches.
     #[arg(long, default_value_t = 400)]
-    games: u64,
-    /// Simulations per move in the handicap matches.
+    games: usize,
+    /// Simulations per move of the default (MCTS) match player.
     #[arg(long, default_value_t = 64)]
-    sims: u32,
-    /// Handicap games longer than this are drawn (no adjudication that could lean on an
-    /// evaluator's idea of material).
+    sims: u64,
+    /// Random plies from the handicap position that open each match game.
+    #[arg(long, default_value_t = 4)]
+    opening_plies: usize,
+    /// Handicap games longer than this are drawn (adjudicating them on material would
+    /// presuppose the values being measured).
     #[arg(long, default_value_t = 400)]
     max_plies: u32,
-    /// Handicap games played at once.
-    #[arg(long, default_value_t = 256)]
-    concurrency: usize,
+    /// Match games played at once, one per thread (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
     /// Positions sampled from the data for the probe.
     #[arg(long, default_value_t = 4000)]
     positions: usize,
@@ -88,17 +98,11 @@ pub fn run(args: ValuesArgs) -> CliResult {
         return Err(format!("{}: no games in the dataset", args.data.display()));
     }
     let mut runs = vec![regression(&games, &kinds, &args)];
-    let (mut evaluator, model_id) = load_evaluator(args.model.as_deref(), variant, args.device)?;
     if args.games > 0 {
-        runs.push(handicap_matches(
-            &kinds,
-            &args,
-            &out,
-            evaluator.as_mut(),
-            &model_id,
-        )?);
+        runs.push(handicap_matches(&kinds, &args, &out)?);
     }
-    if args.model.is_some() {
+    if let Some(model) = &args.model {
+        let (mut evaluator, _) = load_evaluator(Some(model), variant, args.device)?;
         runs.push(network_probe(&games, &kinds, &args, evaluator.as_mut()));
     }
     let estimates: Vec<Estimate> = runs
@@ -136,84 +140,87 @@ fn regression(games: &[GameRecord], kinds: &[PieceKind], args: &ValuesArgs) -> M
     }
 }
 
-/// Plays (or reads back) the handicap games of every board kind and of Pawn odds.
+/// The player of the handicap matches: --player, else MCTS with the model (or without one).
+fn match_player(args: &ValuesArgs) -> String {
+    match (&args.player, &args.model) {
+        (Some(spec), _) => spec.clone(),
+        (None, Some(model)) => format!("mcts:{}:sims={}", model.display(), args.sims),
+        (None, None) => format!("uniform:sims={}", args.sims),
+    }
+}
+
+/// Plays (or reads back from `out/matches/`) the handicap games of every board kind,
+/// Pawn odds included.
 fn handicap_matches(
     kinds: &[PieceKind],
     args: &ValuesArgs,
     out: &Path,
-    evaluator: &mut (dyn Evaluator + Send),
-    model_id: &str,
 ) -> Result<MethodRun, String> {
     let started = Instant::now();
-    let config = SearchConfig {
-        simulations: args.sims,
-        cheap_simulations: args.sims,
-        full_search_probability: 1.0,
-        resign_disabled_fraction: 1.0,
+    let settings = HandicapSettings {
+        player: match_player(args),
+        games: args.games,
+        opening_plies: args.opening_plies,
         max_plies: args.max_plies,
-        adjudicate_on_value: false,
-        ..SearchConfig::default()
+        seed: args.seed,
     };
-    let board_kinds: Vec<PieceKind> = kinds
-        .iter()
-        .copied()
-        .filter(|k| matches!(k, PieceKind::Board(_)))
-        .collect();
+    let make_player = || parse_player(&settings.player, args.variant, args.device, args.seed);
+    let threads = args.threads.unwrap_or_else(available_threads).max(1);
+    if threads > 1 {
+        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
+        tch::set_num_threads(1);
+    }
     let mut scores = Vec::new();
-    for (k, &kind) in board_kinds.iter().enumerate() {
-        let mut points = HandicapScores::default();
-        for color in Color::ALL {
-            let dir = out.join("matches").join(format!(
-                "{}-off-{}",
-                kind.name().to_lowercase().replace(' ', "-"),
-                color
-            ));
-            let options = SelfPlayOptions {
-                start: handicap_start(args.variant, kind, color)?,
-                games: args.games.div_ceil(2),
-                concurrency: args.concurrency.max(2),
-                seed: args.seed ^ ((2 * k + color.index()) as u64 + 1) << 40,
-                config: config.clone(),
-                model_id: model_id.to_string(),
-            };
-            let settings = serde_json::json!({ "search": config, "handicap": kind.name() });
-            let what = format!("{} off {color}", kind.name());
-            let bar = stage_bar(options.games, "matches");
-            play_dataset(
-                &dir,
-                &options,
-                &mut *evaluator,
-                64,
-                settings.to_string(),
-                &|already, stats| {
-                    bar.set_position(already + stats.games);
-                    bar.set_message(what.clone());
-                },
-            )
-            .map_err(|e| e.to_string())?;
-            bar.finish_and_clear();
-            let played = read_games(&dir, Some(args.variant)).map_err(|e| e.to_string())?;
-            points.points.extend(played.iter().map(|g| match g.winner {
-                Some(winner) if winner == color => 0.0,
-                Some(_) => 1.0,
-                None => 0.5,
-            }));
-        }
-        scores.push((kind, points));
+    for kind in kinds.iter().filter(|k| matches!(k, PieceKind::Board(_))) {
+        let path = out.join("matches").join(format!(
+            "{}.json",
+            kind.name().to_lowercase().replace(' ', "-")
+        ));
+        let saved: Option<SavedMatch> = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .filter(|saved: &SavedMatch| saved.settings == settings);
+        let points = match saved {
+            Some(saved) => saved.scores,
+            None => {
+                let bar = stage_bar(args.games as u64, "matches");
+                bar.set_message(format!("{} odds", kind.name()));
+                let played = play_handicap_games(
+                    &make_player,
+                    args.variant,
+                    *kind,
+                    &settings,
+                    threads,
+                    &|| bar.inc(1),
+                )?;
+                bar.finish_and_clear();
+                let saved = SavedMatch {
+                    settings: settings.clone(),
+                    scores: played,
+                };
+                let json = serde_json::to_string_pretty(&saved).map_err(|e| e.to_string())?;
+                super::write_atomically(&path, json.as_bytes())?;
+                saved.scores
+            }
+        };
+        scores.push((*kind, points));
     }
     let pawn_at = scores
         .iter()
         .position(|(k, _)| *k == PieceKind::Board(Role::Pawn))
         .ok_or("the variant has no Pawns to measure in")?;
     let (_, pawn_odds) = scores.remove(pawn_at);
+    let odds: Vec<String> = std::iter::once(("Pawn".to_string(), &pawn_odds))
+        .chain(scores.iter().map(|(k, s)| (k.name(), s)))
+        .map(|(name, s)| format!("{name} {:.3}", s.score()))
+        .collect();
     let notes = vec![format!(
-        "Pawn odds (the scale): the side with the Pawn scored {:.3} over {} games. Each piece: {} games, {} simulations per move, a draw at {} plies; the search {}.",
-        pawn_odds.score(),
-        pawn_odds.points.len(),
-        args.games.div_ceil(2) * 2,
-        args.sims,
-        args.max_plies,
-        if args.model.is_some() { "used the model" } else { "had no model (uniform priors, rough material value)" }
+        "{} games per piece by `{}` against itself, half with each colour handicapped, {} random opening plies, a draw at {} plies. Score of the side that kept the piece: {}.",
+        settings.games,
+        settings.player,
+        settings.opening_plies,
+        settings.max_plies,
+        odds.join(", ")
     )];
     let estimates = match_estimates(&scores, &pawn_odds, args.bootstrap, args.seed);
     Ok(MethodRun {
@@ -222,6 +229,13 @@ fn handicap_matches(
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// The games of one handicap as saved in `out/matches/`: reused when the settings match.
+#[derive(Serialize, Deserialize)]
+struct SavedMatch {
+    settings: HandicapSettings,
+    scores: HandicapScores,
 }
 
 /// The probe over positions sampled (seeded) from the dataset.
