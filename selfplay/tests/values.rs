@@ -5,7 +5,8 @@ use ninjazero_data::{GameRecord, PositionRecord};
 use ninjazero_model::UniformEvaluator;
 use ninjazero_rules::{Color, Position, Role, Variant};
 use ninjazero_selfplay::values::matches::{
-    handicap_square, handicap_start, match_estimates, HandicapScores,
+    handicap_squares, handicap_start, match_estimates, play_handicap_games, HandicapScores,
+    HandicapSettings,
 };
 use ninjazero_selfplay::values::probe::probe;
 use ninjazero_selfplay::values::regression::outcome_regression;
@@ -132,26 +133,37 @@ fn regression_needs_a_pawn_imbalance() {
 #[test]
 fn handicaps_take_the_traditional_pieces_off() {
     let start = Position::start(Variant::Chess);
-    let square = |color, role| handicap_square(&start, color, role).unwrap().to_string();
-    assert_eq!(square(Color::White, Role::Pawn), "f2");
-    assert_eq!(square(Color::Black, Role::Pawn), "f7");
-    assert_eq!(square(Color::White, Role::Knight), "b1");
-    assert_eq!(square(Color::Black, Role::Rook), "a8");
-    let rook_odds = handicap_start(Variant::Chess, ROOK, Color::Black).unwrap();
+    let squares = |color, role, count| -> Vec<String> {
+        handicap_squares(&start, color, role, count)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    assert_eq!(squares(Color::White, Role::Pawn, 3), ["f2", "g2", "e2"]);
+    assert_eq!(squares(Color::Black, Role::Pawn, 1), ["f7"]);
+    assert_eq!(squares(Color::White, Role::Knight, 1), ["b1"]);
+    assert_eq!(squares(Color::Black, Role::Rook, 1), ["a8"]);
+    let rook_odds = handicap_start(Variant::Chess, ROOK, Color::Black, 1).unwrap();
     assert_eq!(
         rook_odds.to_fen(),
         "1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQk - 0 1"
     );
+    let two_pawns = handicap_start(Variant::Chess, PAWN, Color::White, 2).unwrap();
+    assert_eq!(
+        two_pawns.to_fen(),
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPP2P/RNBQKBNR w KQkq - 0 1"
+    );
+    assert!(handicap_start(Variant::Chess, QUEEN, Color::White, 2).is_err());
     // Every variant can give every board kind of its army as a handicap.
     for variant in Variant::ALL {
         for kind in PieceKind::of_variant(variant) {
             if let PieceKind::Board(_) = kind {
                 for color in Color::ALL {
-                    let position = handicap_start(variant, kind, color).unwrap();
+                    let position = handicap_start(variant, kind, color, 1).unwrap();
                     assert!(!position.legal_moves().is_empty(), "{variant} {kind:?}");
                 }
             } else {
-                assert!(handicap_start(variant, kind, Color::White).is_err());
+                assert!(handicap_start(variant, kind, Color::White, 1).is_err());
             }
         }
     }
@@ -159,29 +171,57 @@ fn handicaps_take_the_traditional_pieces_off() {
 
 #[test]
 fn match_scores_become_pawns_through_pawn_odds() {
-    // Pawn odds: the full side scores 0.6; Knight odds: 0.8. In log-odds the Knight is
-    // ln(4) / ln(1.5) = 3.42 Pawns.
-    let scores = |wins: usize, games: usize| HandicapScores {
-        points: (0..games)
-            .map(|i| if i < wins { 1.0 } else { 0.0 })
-            .collect(),
+    // Pawn odds of 1, 2 and 3 Pawns at log-odds 0.4, 0.8 and 1.2: 0.4 per Pawn. Knight odds
+    // at log-odds 1.2: 3 Pawns.
+    let scores = |log_odds: f64, games: usize| {
+        let wins = (games as f64 / (1.0 + (-log_odds).exp())).round() as usize;
+        HandicapScores {
+            points: (0..games)
+                .map(|i| if i < wins { 1.0 } else { 0.0 })
+                .collect(),
+        }
     };
-    let pawn = scores(600, 1000);
-    let knight = scores(800, 1000);
-    let estimates = match_estimates(&[(KNIGHT, knight)], &pawn, 300, 5).unwrap();
+    let pawns: Vec<(usize, HandicapScores)> =
+        (1..=3).map(|k| (k, scores(0.4 * k as f64, 4000))).collect();
+    let estimates = match_estimates(&[(KNIGHT, scores(1.2, 4000))], &pawns, 300, 5).unwrap();
     let e = find(&estimates, KNIGHT);
-    let want = (4.0f64).ln() / (1.5f64).ln();
-    assert!((e.value - want).abs() < 0.02, "{}", e.value);
+    assert!((e.value - 3.0).abs() < 0.05, "{}", e.value);
     assert!(
-        e.low < want && want < e.high && e.high - e.low < 2.5,
+        e.low < 3.0 && 3.0 < e.high && e.high - e.low < 1.0,
         "[{}, {}]",
         e.low,
         e.high
     );
-    assert_eq!(e.samples, 1000);
+    assert_eq!(e.samples, 4000);
+    assert_eq!(find(&estimates, PAWN).samples, 12000);
     // No edge from Pawn odds: no scale.
-    let even = scores(500, 1000);
+    let even = vec![(1, scores(0.0, 1000))];
     assert!(match_estimates(&[], &even, 50, 5).is_err());
+}
+
+#[test]
+fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
+    let settings = HandicapSettings {
+        player: "alphabeta:depth=2".to_string(),
+        games: 8,
+        opening_plies: 2,
+        max_plies: 300,
+        seed: 3,
+    };
+    let make =
+        || ninjazero_selfplay::parse_player(&settings.player, Variant::Chess, tch::Device::Cpu, 0);
+    let play = |threads| {
+        play_handicap_games(&make, Variant::Chess, QUEEN, 1, &settings, threads, &|| {}).unwrap()
+    };
+    let scores = play(2);
+    assert_eq!(scores.points.len(), 8);
+    assert!(scores.score() > 0.7, "Queen odds: {:?}", scores.points);
+    assert!(
+        scores.points.iter().all(|&p| p >= 0.5),
+        "{:?}",
+        scores.points
+    );
+    assert_eq!(play(1), scores);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::{available_threads, load_evaluator, parse_variant, stage_bar, CliResu
 use clap::Args;
 use ninjazero_data::{read_games, GameRecord};
 use ninjazero_model::{parse_device, Evaluator};
-use ninjazero_rules::{Position, Role, Variant};
+use ninjazero_rules::{Color, Position, Role, Variant};
 use ninjazero_selfplay::parse_player;
 use ninjazero_selfplay::values::matches::{
     match_estimates, play_handicap_games, HandicapScores, HandicapSettings,
@@ -50,6 +50,11 @@ pub struct ValuesArgs {
     /// Simulations per move of the default (MCTS) match player.
     #[arg(long, default_value_t = 64)]
     sims: u64,
+    /// Self-consistent rounds for an alpha-beta --player: round 1 plays with every piece
+    /// worth 1, each later round with the values the previous round measured, so that the
+    /// engine is told nothing about the answer.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     /// Random plies from the handicap position that open each match game.
     #[arg(long, default_value_t = 4)]
     opening_plies: usize,
@@ -85,6 +90,14 @@ struct MethodRun {
 pub fn run(args: ValuesArgs) -> CliResult {
     if args.bootstrap < 20 {
         return Err("--bootstrap must be at least 20 for a 95 % interval".to_string());
+    }
+    let player = match_player(&args);
+    let tunable = player.starts_with("alphabeta:") && !player.contains("values=");
+    if args.rounds > 1 && !tunable {
+        return Err(format!(
+            "--rounds {} feeds measured values back into an alpha-beta player: --player must be alphabeta:... without values= (got '{player}')",
+            args.rounds
+        ));
     }
     let variant = args.variant;
     let out = args
@@ -149,33 +162,47 @@ fn match_player(args: &ValuesArgs) -> String {
     }
 }
 
-/// Plays (or reads back from `out/matches/`) the handicap games of every board kind,
-/// Pawn odds included.
-fn handicap_matches(
+/// Pawn odds (pawns given, scores) and each other board kind's scores, from one round.
+type RoundScores = (
+    Vec<(usize, HandicapScores)>,
+    Vec<(PieceKind, HandicapScores)>,
+);
+
+/// Plays (or reads back from `dir`) the handicap games of every board kind, Pawn odds of
+/// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides.
+fn play_round(
     kinds: &[PieceKind],
     args: &ValuesArgs,
-    out: &Path,
-) -> Result<MethodRun, String> {
-    let started = Instant::now();
+    dir: &Path,
+    player: &str,
+) -> Result<RoundScores, String> {
     let settings = HandicapSettings {
-        player: match_player(args),
+        player: player.to_string(),
         games: args.games,
         opening_plies: args.opening_plies,
         max_plies: args.max_plies,
         seed: args.seed,
     };
-    let make_player = || parse_player(&settings.player, args.variant, args.device, args.seed);
+    let make_player = || parse_player(player, args.variant, args.device, args.seed);
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
         tch::set_num_threads(1);
     }
-    let mut scores = Vec::new();
-    for kind in kinds.iter().filter(|k| matches!(k, PieceKind::Board(_))) {
-        let path = out.join("matches").join(format!(
-            "{}.json",
-            kind.name().to_lowercase().replace(' ', "-")
-        ));
+    let pawn = PieceKind::Board(Role::Pawn);
+    let pawns_in_army = Position::start(args.variant).count(Color::White, Role::Pawn) as usize;
+    let handicaps = (1..=PAWN_ODDS.min(pawns_in_army))
+        .map(|count| (pawn, count))
+        .chain(
+            kinds
+                .iter()
+                .filter(|&&k| k != pawn && matches!(k, PieceKind::Board(_)))
+                .map(|&k| (k, 1)),
+        );
+    let (mut pawn_odds, mut scores) = (Vec::new(), Vec::new());
+    for (kind, count) in handicaps {
+        let name = kind.name().to_lowercase().replace(' ', "-");
+        let path = dir.join(format!("{name}-x{count}.json"));
         let saved: Option<SavedMatch> = std::fs::read_to_string(&path)
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
@@ -184,11 +211,12 @@ fn handicap_matches(
             Some(saved) => saved.scores,
             None => {
                 let bar = stage_bar(args.games as u64, "matches");
-                bar.set_message(format!("{} odds", kind.name()));
+                bar.set_message(format!("{count} x {} odds, {player}", kind.name()));
                 let played = play_handicap_games(
                     &make_player,
                     args.variant,
-                    *kind,
+                    kind,
+                    count,
                     &settings,
                     threads,
                     &|| bar.inc(1),
@@ -203,33 +231,93 @@ fn handicap_matches(
                 saved.scores
             }
         };
-        scores.push((*kind, points));
+        if kind == pawn {
+            pawn_odds.push((count, points));
+        } else {
+            scores.push((kind, points));
+        }
     }
-    let pawn_at = scores
-        .iter()
-        .position(|(k, _)| *k == PieceKind::Board(Role::Pawn))
-        .ok_or("the variant has no Pawns to measure in")?;
-    let (_, pawn_odds) = scores.remove(pawn_at);
-    let odds: Vec<String> = std::iter::once(("Pawn".to_string(), &pawn_odds))
-        .chain(scores.iter().map(|(k, s)| (k.name(), s)))
-        .map(|(name, s)| format!("{name} {:.3}", s.score()))
-        .collect();
-    let notes = vec![format!(
-        "{} games per piece by `{}` against itself, half with each colour handicapped, {} random opening plies, a draw at {} plies. Score of the side that kept the piece: {}.",
-        settings.games,
-        settings.player,
-        settings.opening_plies,
-        settings.max_plies,
-        odds.join(", ")
-    )];
-    let estimates = match_estimates(&scores, &pawn_odds, args.bootstrap, args.seed);
-    Ok(MethodRun {
-        method: Method::Matches,
-        estimates,
-        seconds: started.elapsed().as_secs_f64(),
-        notes,
-    })
+    Ok((pawn_odds, scores))
 }
+
+/// `:values=P=1,N=3.05,...` for an alpha-beta spec: flat (every piece 1) before the first
+/// round, else the previous round's values.
+fn values_option(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> String {
+    let values: Vec<String> = kinds
+        .iter()
+        .filter_map(|&kind| {
+            let PieceKind::Board(role) = kind else {
+                return None;
+            };
+            let value = previous
+                .and_then(|estimates| estimates.iter().find(|e| e.piece == kind))
+                .map_or(1.0, |e| e.value);
+            Some(format!("{}={value:.2}", role.upper_char()))
+        })
+        .collect();
+    format!(":values={}", values.join(","))
+}
+
+/// The handicap matches: one round with the match player, or with `--rounds R` the
+/// self-consistent values of an alpha-beta player (round 1 with every piece worth 1, each
+/// later round with the values the previous one measured).
+fn handicap_matches(
+    kinds: &[PieceKind],
+    args: &ValuesArgs,
+    out: &Path,
+) -> Result<MethodRun, String> {
+    let started = Instant::now();
+    let base = match_player(args);
+    let rounds = args.rounds.max(1);
+    let mut notes = vec![format!(
+        "{} games per handicap, half with each colour handicapped, {} random opening plies, a draw at {} plies; the scale is the log-odds per Pawn fitted over Pawn odds of 1 to {PAWN_ODDS} Pawns.",
+        args.games, args.opening_plies, args.max_plies
+    )];
+    let mut previous: Option<Vec<Estimate>> = None;
+    for round in 1..=rounds {
+        let (player, dir) = if rounds > 1 {
+            (
+                base.clone() + &values_option(kinds, previous.as_deref()),
+                out.join("matches").join(format!("round-{round}")),
+            )
+        } else {
+            (base.clone(), out.join("matches"))
+        };
+        let (pawn_odds, scores) = play_round(kinds, args, &dir, &player)?;
+        let odds: Vec<String> = pawn_odds
+            .iter()
+            .map(|(count, s)| (format!("{count} Pawn(s)"), s))
+            .chain(scores.iter().map(|(k, s)| (k.name(), s)))
+            .map(|(name, s)| format!("{name} {:.3}", s.score()))
+            .collect();
+        let estimates = match_estimates(&scores, &pawn_odds, args.bootstrap, args.seed);
+        let measured = match &estimates {
+            Ok(list) => list
+                .iter()
+                .map(|e| format!("{} {:.2}", e.piece.name(), e.value))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(why) => why.clone(),
+        };
+        notes.push(format!(
+            "Round {round}: `{player}`; score of the side that kept the material: {}; values: {measured}.",
+            odds.join(", ")
+        ));
+        if round == rounds {
+            return Ok(MethodRun {
+                method: Method::Matches,
+                estimates,
+                seconds: started.elapsed().as_secs_f64(),
+                notes,
+            });
+        }
+        previous = Some(estimates.map_err(|why| format!("handicap round {round}: {why}"))?);
+    }
+    Err("no handicap round was played".to_string())
+}
+
+/// Pawn odds are played with 1 to this many Pawns, which sets the scale.
+const PAWN_ODDS: usize = 3;
 
 /// The games of one handicap as saved in `out/matches/`: reused when the settings match.
 #[derive(Serialize, Deserialize)]

@@ -4,8 +4,9 @@
 //! log-odds of Pawn odds is the piece's value in Pawns. Games at the ply cap are draws:
 //! adjudicating them on material would presuppose the values being measured.
 //!
-//! Which piece goes: for Pawn odds the Pawn nearest the file right of the King (the
-//! f-pawn in chess, the traditional Pawn odds); for any other kind the one nearest the
+//! The scale comes from Pawn odds of 1, 2 and 3 Pawns (see [`match_estimates`]). Which
+//! pieces go: Pawns nearest the file right of the King first (the f-pawn in chess, the
+//! traditional Pawn odds, then the g- and e-pawns); for any other kind the one nearest the
 //! a-file (the queen side), so castling on the King's side stays possible.
 
 use super::{logit, Estimate, Method, PieceKind};
@@ -15,35 +16,51 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// The square of the `color` piece of `role` that a handicap takes off the start position.
-pub fn handicap_square(start: &Position, color: Color, role: Role) -> Option<Square> {
+/// The squares of the `count` pieces of `color` and `role` that a handicap takes off the
+/// start position, in the order they go (fewer if there are not that many).
+pub fn handicap_squares(start: &Position, color: Color, role: Role, count: usize) -> Vec<Square> {
     let king_side = i32::from(start.king(color).file()) + 1;
-    start
+    let mut squares: Vec<Square> = start
         .pieces()
         .filter(|(_, piece)| piece.color == color && piece.role == role)
         .map(|(square, _)| square)
-        .min_by_key(|square| {
-            let file = i32::from(square.file());
-            if role == Role::Pawn {
-                ((file - king_side).abs(), -file)
-            } else {
-                (file, 0)
-            }
-        })
+        .collect();
+    squares.sort_by_key(|square| {
+        let file = i32::from(square.file());
+        if role == Role::Pawn {
+            ((file - king_side).abs(), -file)
+        } else {
+            (file, 0)
+        }
+    });
+    squares.truncate(count);
+    squares
 }
 
-/// The start position of `variant` with `color`'s `kind` taken off (see the module
-/// documentation for which one).
-pub fn handicap_start(variant: Variant, kind: PieceKind, color: Color) -> Result<Position, String> {
+/// The start position of `variant` with `count` of `color`'s `kind` taken off (see the
+/// module documentation for which).
+pub fn handicap_start(
+    variant: Variant,
+    kind: PieceKind,
+    color: Color,
+    count: usize,
+) -> Result<Position, String> {
     let PieceKind::Board(role) = kind else {
         return Err("handicap matches take pieces off the board, not out of the hand".into());
     };
     let start = Position::start(variant);
-    let square = handicap_square(&start, color, role)
-        .ok_or_else(|| format!("{color} has no {} at the start of {variant}", role.name()))?;
-    start
-        .without_piece(square)
-        .map_err(|e| format!("{variant} without the {color} {}: {e}", role.name()))
+    let squares = handicap_squares(&start, color, role, count);
+    if squares.len() < count {
+        return Err(format!(
+            "{color} has fewer than {count} {} at the start of {variant}",
+            role.name()
+        ));
+    }
+    squares.iter().try_fold(start, |position, &square| {
+        position
+            .without_piece(square)
+            .map_err(|e| format!("{variant} without the {color} {}: {e}", role.name()))
+    })
 }
 
 /// How handicap games are played.
@@ -59,20 +76,21 @@ pub struct HandicapSettings {
     pub seed: u64,
 }
 
-/// Plays the handicap games of `kind` with `make_player` on both sides: game `g` takes
-/// the piece off White when `g` is even, off Black when odd. The same settings give the
+/// Plays the handicap games of `count` pieces of `kind` with `make_player` on both sides:
+/// game `g` takes them off White when `g` is even, off Black when odd. The same settings give the
 /// same games for any thread count. `progress()` is called after each game.
 pub fn play_handicap_games(
     make_player: &PlayerFactory,
     variant: Variant,
     kind: PieceKind,
+    count: usize,
     settings: &HandicapSettings,
     threads: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<HandicapScores, String> {
     let starts = [
-        handicap_start(variant, kind, Color::White)?,
-        handicap_start(variant, kind, Color::Black)?,
+        handicap_start(variant, kind, Color::White, count)?,
+        handicap_start(variant, kind, Color::Black, count)?,
     ];
     let mut points = vec![0.0; settings.games];
     run_on_workers(
@@ -133,27 +151,43 @@ impl HandicapScores {
     }
 }
 
-/// Values in Pawns from the handicap scores of each kind and of Pawn odds. Every bootstrap
-/// replicate resamples every match's games. An error if Pawn odds gave the full side no
-/// edge (more games needed).
+/// The log-odds a Pawn is worth: the least-squares slope through the origin of the Pawn
+/// odds' log-odds against the number of Pawns given (1, 2, 3, … Pawns give a steadier
+/// scale than one Pawn alone, whose edge is small).
+fn pawn_scale(pawn_odds: &[(usize, HandicapScores)]) -> f64 {
+    let (moment, squares) = pawn_odds
+        .iter()
+        .fold((0.0, 0.0), |(m, q), (pawns, scores)| {
+            let k = *pawns as f64;
+            (m + k * logit(scores.score()), q + k * k)
+        });
+    moment / squares
+}
+
+/// Values in Pawns from the handicap scores of each kind and of Pawn odds (`(pawns given,
+/// scores)`). Every bootstrap replicate resamples every match's games. An error if Pawn
+/// odds gave the full side no edge (more games needed).
 pub fn match_estimates(
     matches: &[(PieceKind, HandicapScores)],
-    pawn_odds: &HandicapScores,
+    pawn_odds: &[(usize, HandicapScores)],
     bootstrap: usize,
     seed: u64,
 ) -> Result<Vec<Estimate>, String> {
-    let pawn_logit = logit(pawn_odds.score());
-    if pawn_logit <= 0.0 || pawn_odds.points.is_empty() {
+    let unit = pawn_scale(pawn_odds);
+    let pawn_games: usize = pawn_odds.iter().map(|(_, s)| s.points.len()).sum();
+    if pawn_games == 0 || unit <= 0.0 {
         return Err(format!(
-            "Pawn odds gave the side with the Pawn no edge (score {:.3} over {} games): play more games",
-            pawn_odds.score(),
-            pawn_odds.points.len()
+            "Pawn odds gave the side with the Pawns no edge ({unit:.3} log-odds per Pawn over {pawn_games} games): play more games"
         ));
     }
     let mut rng = StdRng::seed_from_u64(seed);
     let mut replicates = vec![Vec::with_capacity(bootstrap); matches.len()];
     for _ in 0..bootstrap {
-        let unit = logit(pawn_odds.resampled(&mut rng).score());
+        let resampled: Vec<(usize, HandicapScores)> = pawn_odds
+            .iter()
+            .map(|(k, scores)| (*k, scores.resampled(&mut rng)))
+            .collect();
+        let unit = pawn_scale(&resampled);
         for (column, (_, scores)) in replicates.iter_mut().zip(matches) {
             let value = logit(scores.resampled(&mut rng).score()) / unit;
             column.push(if unit > 0.0 { value } else { f64::NAN });
@@ -163,11 +197,11 @@ pub fn match_estimates(
         PieceKind::Board(Role::Pawn),
         Method::Matches,
         1.0,
-        pawn_odds.points.len(),
+        pawn_games,
         vec![1.0; bootstrap],
     )];
     for ((kind, scores), column) in matches.iter().zip(replicates) {
-        let value = logit(scores.score()) / pawn_logit;
+        let value = logit(scores.score()) / unit;
         estimates.push(Estimate::new(
             *kind,
             Method::Matches,

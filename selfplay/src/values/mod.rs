@@ -31,8 +31,8 @@ impl PieceKind {
         }
     }
 
-    /// The kinds of `variant`'s starting armies, weakest-looking first: Pawns, the pieces
-    /// in their order of [`Role::ALL`], then the hand. Kings have no value.
+    /// The kinds of `variant`'s starting armies: the Pawn (the unit) first, then the
+    /// pieces in the order of [`Role::ALL`], then the hand. Kings have no value.
     pub fn of_variant(variant: Variant) -> Vec<PieceKind> {
         let start = Position::start(variant);
         let mut kinds: Vec<PieceKind> = Role::ALL

@@ -1,0 +1,118 @@
+//! `ninjazero values` end to end: a small self-play dataset, self-consistent handicap
+//! rounds, the report files, a rerun that reuses the games, and bad input.
+
+use std::path::Path;
+use std::process::Command;
+
+fn ninjazero(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
+        .args(args)
+        .output()
+        .expect("the ninjazero binary starts");
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+#[test]
+fn values_writes_its_report_and_reuses_played_games() {
+    let dir = std::env::temp_dir().join(format!("ninjazero-values-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (data, out) = (dir.join("data"), dir.join("out"));
+    let (ok, text) = ninjazero(&[
+        "selfplay",
+        "--variant",
+        "chess",
+        "--games",
+        "24",
+        "--sims",
+        "8",
+        "--cheap-sims",
+        "4",
+        "--max-plies",
+        "80",
+        "--out",
+        path(&data),
+        "--device",
+        "cpu",
+    ]);
+    assert!(ok, "{text}");
+    let values = [
+        "values",
+        "--variant",
+        "chess",
+        "--data",
+        path(&data),
+        "--out",
+        path(&out),
+        "--player",
+        "alphabeta:depth=1",
+        "--rounds",
+        "2",
+        "--games",
+        "4",
+        "--max-plies",
+        "60",
+        "--bootstrap",
+        "20",
+        "--device",
+        "cpu",
+    ];
+    let (ok, report) = ninjazero(&values);
+    assert!(ok, "{report}");
+    for file in ["values.md", "values.csv", "values.png"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    assert!(report.contains("| piece | method | value | 95 % interval | sample | reference |"));
+    assert!(
+        report.contains("Round 1: `alphabeta:depth=1:values=P=1.00,Q=1.00,R=1.00,B=1.00,N=1.00`")
+    );
+    assert!(report.contains("Round 2: `alphabeta:depth=1:values=P=1.00,"));
+    assert!(report.contains("## Which pieces the data tells apart"));
+    let csv = std::fs::read_to_string(out.join("values.csv")).unwrap();
+    assert!(csv.starts_with("variant,piece,method,value,low,high,samples,unit,reference\n"));
+    assert!(csv.contains("chess,Pawn,handicap matches,1.000"), "{csv}");
+    // 3 Pawn odds and 4 pieces per round, saved.
+    for round in ["round-1", "round-2"] {
+        let saved = std::fs::read_dir(out.join("matches").join(round))
+            .unwrap()
+            .count();
+        assert_eq!(saved, 7, "{round}");
+    }
+    // A rerun reads the games back: the same report.
+    let (ok, again) = ninjazero(&values);
+    assert!(ok, "{again}");
+    let table = |r: &str| {
+        r.lines()
+            .filter(|l| l.starts_with("| "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(table(&again), table(&report));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn values_rejects_bad_input_with_clear_messages() {
+    let missing = std::env::temp_dir().join("ninjazero-values-test-no-such-dir");
+    let (ok, text) = ninjazero(&["values", "--variant", "chess", "--data", path(&missing)]);
+    assert!(!ok);
+    assert!(text.contains("no-such-dir"), "{text}");
+    let (ok, text) = ninjazero(&[
+        "values",
+        "--variant",
+        "chess",
+        "--data",
+        path(&missing),
+        "--rounds",
+        "2",
+        "--player",
+        "random",
+    ]);
+    assert!(!ok);
+    assert!(text.contains("--rounds"), "{text}");
+}
