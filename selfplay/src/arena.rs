@@ -338,8 +338,7 @@ pub const ADJUDICATION_MARGIN: f32 = 3.0;
 /// A game stopped at the ply cap: won by a side at least [`ADJUDICATION_MARGIN`] ahead in
 /// material, as engine matches adjudicate, else a draw. Without it, short arena games of
 /// weak players end in draws and cannot tell the players apart.
-fn adjudicate(game: &Game) -> (Option<Color>, String, usize) {
-    let position = game.position();
+fn adjudicate(position: &Position) -> (Option<Color>, String) {
     let lead = ninjazero_model::material_balance(position);
     let winner = if lead >= ADJUDICATION_MARGIN {
         Some(position.turn())
@@ -352,15 +351,22 @@ fn adjudicate(game: &Game) -> (Option<Color>, String, usize) {
         Some(_) => "adjudication (material)",
         None => "max plies",
     };
-    (winner, termination.to_string(), game.moves().len())
+    (winner, termination.to_string())
 }
 
-/// How one game ended: the winner (None for a draw), why, and its length in plies.
-pub type GameEnd = (Option<Color>, String, usize);
+/// A game played to its end by two players.
+pub struct PlayedGame {
+    /// The moves from the start position, opening included.
+    pub game: Game,
+    /// None for a draw.
+    pub winner: Option<Color>,
+    /// `checkmate`, …, `adjudication (material)`, `max plies` or `illegal move …`.
+    pub termination: String,
+}
 
 /// Plays one game from `start` after the `opening` moves. At `max_plies` the game is
-/// adjudicated on material when `adjudicate` is set (see [`ADJUDICATION_MARGIN`]), else
-/// drawn.
+/// adjudicated on material when `adjudicate_material` is set (see
+/// [`ADJUDICATION_MARGIN`]), else drawn.
 pub fn play_game(
     white: &mut dyn Player,
     black: &mut dyn Player,
@@ -368,24 +374,20 @@ pub fn play_game(
     opening: &[Move],
     max_plies: u32,
     adjudicate_material: bool,
-) -> GameEnd {
+) -> PlayedGame {
     let mut game = Game::from_position(start.clone());
     for &m in opening {
         game.play_unchecked(m);
     }
-    loop {
+    let (winner, termination) = loop {
         if let Some(outcome) = game.outcome() {
-            return (
-                outcome.winner,
-                outcome.termination.to_string(),
-                game.moves().len(),
-            );
+            break (outcome.winner, outcome.termination.to_string());
         }
         if game.moves().len() >= max_plies as usize {
-            return if adjudicate_material {
-                adjudicate(&game)
+            break if adjudicate_material {
+                adjudicate(game.position())
             } else {
-                (None, "max plies".to_string(), game.moves().len())
+                (None, "max plies".to_string())
             };
         }
         let mover = game.position().turn();
@@ -398,12 +400,13 @@ pub fn play_game(
                 Color::White => white.name(),
                 Color::Black => black.name(),
             };
-            return (
-                Some(!mover),
-                format!("illegal move {m} by {name}"),
-                game.moves().len(),
-            );
+            break (Some(!mover), format!("illegal move {m} by {name}"));
         }
+    };
+    PlayedGame {
+        game,
+        winner,
+        termination,
     }
 }
 
@@ -468,12 +471,12 @@ fn play_pair(
         let seed = game_seed(config.seed, 2 * pair + usize::from(!a_is_white));
         a.new_game(seed);
         b.new_game(seed);
-        let (winner, termination, plies) = if a_is_white {
+        let played = if a_is_white {
             play_game(a, b, &start, &moves, config.max_plies, true)
         } else {
             play_game(b, a, &start, &moves, config.max_plies, true)
         };
-        let result = match winner {
+        let result = match played.winner {
             Some(Color::White) => "1-0",
             Some(Color::Black) => "0-1",
             None => "1/2-1/2",
@@ -482,8 +485,8 @@ fn play_pair(
             opening: opening_text.clone(),
             a_is_white,
             result: result.to_string(),
-            termination,
-            plies,
+            termination: played.termination,
+            plies: played.game.moves().len(),
         }
     })
 }

@@ -3,7 +3,10 @@
 use ninjazero_data::{finished_game_ids, read_games, DatasetWriter, FileMeta, GameRecord};
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Color, Position, Variant};
-use ninjazero_selfplay::{run_selfplay, RootSearch, SearchConfig, SelfPlayGame, SelfPlayOptions};
+use ninjazero_selfplay::{
+    parse_player, play_player_dataset, run_selfplay, PlayerGamesOptions, RootSearch, SearchConfig,
+    SelfPlayGame, SelfPlayOptions,
+};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -264,4 +267,63 @@ fn the_searcher_finds_mates_and_respects_its_limits() {
     assert!(searcher
         .search(&mated, &limits, &stop, &mut |_| {})
         .is_none());
+}
+
+#[test]
+fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
+    let options = PlayerGamesOptions {
+        start: Position::start(Variant::Chess),
+        games: 6,
+        opening_plies: 2,
+        max_plies: 60,
+        seed: 9,
+        player: "alphabeta:depth=1".to_string(),
+    };
+    let make = || parse_player(&options.player, Variant::Chess, tch::Device::Cpu, 0);
+    let play = |dir: &Path, games: u64, threads: usize| {
+        let options = PlayerGamesOptions {
+            games,
+            ..options.clone()
+        };
+        play_player_dataset(dir, &options, &make, threads, "{}".into(), &|_| {}).unwrap()
+    };
+    let (two, one) = (temp_dir("player-two"), temp_dir("player-one"));
+    assert_eq!(play(&two, 6, 2), 6);
+    assert_eq!(play(&one, 4, 1), 4);
+    // A rerun plays only the missing games.
+    assert_eq!(play(&one, 6, 1), 2);
+    assert_eq!(play(&one, 6, 1), 0);
+    let sorted = |dir: &Path| {
+        let mut games = read_games(dir, Some(Variant::Chess)).unwrap();
+        games.sort_by_key(|g| g.game_id);
+        games
+    };
+    let games = sorted(&two);
+    assert_eq!(games, sorted(&one));
+    for game in &games {
+        assert_eq!(game.model_id, "alphabeta:depth=1");
+        // Each position is the one before its move; the last move leads to the end.
+        let mut position = Position::from_fen(Variant::Chess, &game.start_fen).unwrap();
+        for record in &game.positions {
+            assert_eq!(record.fen, position.to_fen());
+            assert!(record.policy.is_empty() && !record.full_search);
+            let m = position.parse_move(&record.move_played).unwrap();
+            position = position.play(m).unwrap();
+        }
+        let ended = position.outcome().map(|o| o.winner);
+        match ended {
+            Some(winner) => assert_eq!(winner, game.winner, "game {}", game.game_id),
+            None => {
+                assert!(game.winner.is_none());
+                let reason = game.termination.as_str();
+                assert!(
+                    ["max plies", "threefold repetition"].contains(&reason),
+                    "{reason}"
+                );
+            }
+        }
+    }
+    for dir in [two, one] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -1,12 +1,15 @@
 //! `selfplay` and `data`: producing and looking at datasets.
 
-use super::{load_evaluator, parse_variant, CliResult};
+use super::{load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_data::{export_pgn, summarize};
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
-use ninjazero_selfplay::{play_dataset, RootSearch, RunStats, SearchConfig, SelfPlayOptions};
+use ninjazero_selfplay::{
+    parse_player, play_dataset, play_player_dataset, PlayerGamesOptions, RootSearch, RunStats,
+    SearchConfig, SelfPlayOptions,
+};
 use std::path::PathBuf;
 use tch::Device;
 
@@ -64,12 +67,65 @@ pub struct SelfPlayArgs {
     /// Games per data file.
     #[arg(long, default_value_t = 64)]
     games_per_file: usize,
+    /// Play the games with this player instead of the batched MCTS, in the arena's spec
+    /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
+    /// --max-plies drawn, positions without a search policy (for value training and
+    /// `ninjazero values`).
+    #[arg(long, conflicts_with = "model")]
+    player: Option<String>,
+    /// With --player: random plies that open each game (the player itself may be
+    /// deterministic).
+    #[arg(long, default_value_t = 4)]
+    opening_plies: usize,
+}
+
+/// `selfplay --player`: games of any player, on worker threads.
+fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliResult {
+    let make_player = || parse_player(player, args.variant, args.device, args.seed);
+    make_player()?;
+    if threads > 1 {
+        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
+        tch::set_num_threads(1);
+    }
+    let options = PlayerGamesOptions {
+        start: Position::start(args.variant),
+        games: args.games,
+        opening_plies: args.opening_plies,
+        max_plies: args.max_plies,
+        seed: args.seed,
+        player: player.to_string(),
+    };
+    let settings = serde_json::json!({
+        "player": player,
+        "opening_plies": args.opening_plies,
+        "max_plies": args.max_plies,
+    });
+    let bar = stage_bar(args.games, "selfplay");
+    let started = std::time::Instant::now();
+    let played = play_player_dataset(
+        &args.out,
+        &options,
+        &make_player,
+        threads,
+        settings.to_string(),
+        &|done| bar.set_position(done),
+    )?;
+    bar.finish_and_clear();
+    println!(
+        "selfplay: {played} new games by {player} in {:.1} s into {}",
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
 }
 
 pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if let Some(player) = &args.player {
+        return run_player_games(&args, player, threads);
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()

@@ -104,7 +104,7 @@ pub fn play_handicap_games(
             let seed = settings.seed ^ (game as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f);
             white.new_game(seed);
             black.new_game(seed ^ 1);
-            let (winner, _, _) = play_game(
+            let played = play_game(
                 white.as_mut(),
                 black.as_mut(),
                 start,
@@ -112,7 +112,7 @@ pub fn play_handicap_games(
                 settings.max_plies,
                 false,
             );
-            match winner {
+            match played.winner {
                 Some(w) if w == handicapped => 0.0,
                 Some(_) => 1.0,
                 None => 0.5,

@@ -1,0 +1,129 @@
+//! Self-play datasets from any player (alpha-beta, random, a one-leaf-at-a-time MCTS):
+//! games on worker threads after a few random opening plies, stored like the scheduler's
+//! games but without a search policy (they can teach a value head and feed the outcome
+//! regression of `values`, not a policy head). Games at the ply cap are draws.
+
+use crate::arena::{opening, play_game, run_on_workers, PlayerFactory};
+use ninjazero_data::{finished_game_ids, DatasetWriter, FileMeta, GameRecord, PositionRecord};
+use ninjazero_rules::{Color, Game, Position};
+
+/// What to play.
+#[derive(Clone, Debug)]
+pub struct PlayerGamesOptions {
+    pub start: Position,
+    /// Game ids `0..games` make up the dataset; ids already written are skipped.
+    pub games: u64,
+    /// Random plies (seeded per game) before the player takes over.
+    pub opening_plies: usize,
+    pub max_plies: u32,
+    pub seed: u64,
+    /// The player's spec, stored as the model id of every position.
+    pub player: String,
+}
+
+/// The positions of a finished game, each with the move played from it.
+fn record(
+    id: u64,
+    game: &Game,
+    winner: Option<Color>,
+    termination: String,
+    player: &str,
+) -> GameRecord {
+    let mut position = game.start().clone();
+    let mut positions = Vec::with_capacity(game.moves().len());
+    for (ply, &m) in game.moves().iter().enumerate() {
+        positions.push(PositionRecord {
+            ply: ply as u16,
+            fen: position.to_fen(),
+            side_to_move: position.turn(),
+            policy: Vec::new(),
+            root_value: 0.0,
+            full_search: false,
+            material: position.material(),
+            hand: [position.hand(Color::White), position.hand(Color::Black)],
+            move_played: m.to_string(),
+        });
+        position.play_unchecked(m);
+    }
+    GameRecord {
+        game_id: id,
+        variant: game.start().variant(),
+        start_fen: game.start().to_fen(),
+        positions,
+        winner,
+        termination,
+        model_id: player.to_string(),
+        resignation_disabled: true,
+        would_resign: None,
+    }
+}
+
+/// Plays the games of `options` that the dataset in `dir` does not hold yet, `make_player`
+/// on both sides, on `threads` threads, and adds them to it. `progress(done)` counts the
+/// games in the dataset. Returns the games played now.
+pub fn play_player_dataset(
+    dir: &std::path::Path,
+    options: &PlayerGamesOptions,
+    make_player: &PlayerFactory,
+    threads: usize,
+    settings: String,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, String> {
+    let done = finished_game_ids(dir).map_err(|e| e.to_string())?;
+    let missing: Vec<u64> = (0..options.games).filter(|id| !done.contains(id)).collect();
+    let meta = FileMeta {
+        variant: options.start.variant(),
+        search_settings: settings,
+        seed: options.seed,
+        model_id: options.player.clone(),
+    };
+    let mut writer = DatasetWriter::create(dir, meta, 64).map_err(|e| e.to_string())?;
+    let mut written = 0u64;
+    let mut failure = None;
+    run_on_workers(
+        missing.len(),
+        threads,
+        &|| Ok((make_player()?, make_player()?)),
+        &|(white, black), job| {
+            let id = missing[job];
+            let moves = opening(
+                &options.start,
+                options.opening_plies,
+                options.seed,
+                id as usize,
+            );
+            let seed = options.seed ^ (id + 1).wrapping_mul(0xa076_1d64_78bd_642f);
+            white.new_game(seed);
+            black.new_game(seed ^ 1);
+            let played = play_game(
+                white.as_mut(),
+                black.as_mut(),
+                &options.start,
+                &moves,
+                options.max_plies,
+                false,
+            );
+            record(
+                id,
+                &played.game,
+                played.winner,
+                played.termination,
+                &options.player,
+            )
+        },
+        &mut |_, game| {
+            if let Err(e) = writer.add_game(game) {
+                failure = Some(e.to_string());
+                return true;
+            }
+            written += 1;
+            progress(done.len() as u64 + written);
+            false
+        },
+    )?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(written)
+}
