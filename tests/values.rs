@@ -64,9 +64,11 @@ fn values_writes_its_report_and_reuses_played_games() {
     ];
     let (ok, report) = ninjazero(&values);
     assert!(ok, "{report}");
-    for file in ["values.md", "values.csv", "values.png"] {
+    for file in ["values.md", "values.csv", "values.png", "match-values.txt"] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
+    let option = std::fs::read_to_string(out.join("match-values.txt")).unwrap();
+    assert!(option.starts_with("P=1.00,Q="), "{option}");
     assert!(report.contains("| piece | method | value | 95 % interval | sample | reference |"));
     assert!(
         report.contains("Round 1: `alphabeta:depth=1:values=P=1.00,Q=1.00,R=1.00,B=1.00,N=1.00`")

@@ -39,8 +39,9 @@ pub struct ValuesArgs {
     /// MCTS with --model at --sims simulations, or the model-free MCTS.
     #[arg(long)]
     player: Option<String>,
-    /// Output directory: values.md, values.csv, values.png, and the match games under
-    /// matches/ (a rerun keeps the games already played). Default: values-VARIANT.
+    /// Output directory: values.md, values.csv, values.png, match-values.txt (the match
+    /// values as an alpha-beta `values=` option) and the match results under matches/ (a
+    /// rerun keeps the games already played). Default: values-VARIANT.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Games per handicap (Pawn odds and each piece), half with each colour handicapped;
@@ -304,6 +305,16 @@ fn handicap_matches(
             odds.join(", ")
         ));
         if round == rounds {
+            if let Ok(list) = &estimates {
+                // The measured values in the form an alpha-beta spec takes, for the next
+                // experiment (e.g. `selfplay --player alphabeta:depth=2:values=...`).
+                let option = values_option(kinds, Some(list));
+                let path = out.join("match-values.txt");
+                super::write_atomically(
+                    &path,
+                    format!("{}\n", &option[":values=".len()..]).as_bytes(),
+                )?;
+            }
             return Ok(MethodRun {
                 method: Method::Matches,
                 estimates,
