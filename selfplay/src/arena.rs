@@ -451,9 +451,27 @@ pub fn run_on_workers<S, R>(
 /// Builds a player. Every worker thread of an arena builds its own pair of players.
 pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync + 'f;
 
-/// The seed a player gets before game `index` of an arena (see [`Player::new_game`]).
-fn game_seed(arena_seed: u64, index: usize) -> u64 {
-    arena_seed ^ (index as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f)
+/// The seed a player gets before game `index` of a series (see [`Player::new_game`]).
+fn game_seed(series_seed: u64, index: usize) -> u64 {
+    series_seed ^ (index as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f)
+}
+
+/// Game `index` of a seeded series from `start`: `opening_plies` random plies, then
+/// `white` and `black` (each told the game's seed), drawn at `max_plies`. The same
+/// arguments give the same game, whatever the players played before.
+pub fn play_series_game(
+    white: &mut dyn Player,
+    black: &mut dyn Player,
+    start: &Position,
+    opening_plies: usize,
+    max_plies: u32,
+    seed: u64,
+    index: usize,
+) -> PlayedGame {
+    let moves = opening(start, opening_plies, seed, index);
+    white.new_game(game_seed(seed, index));
+    black.new_game(game_seed(seed, index) ^ 1);
+    play_game(white, black, start, &moves, max_plies, false)
 }
 
 /// Plays pair `pair`: A as White, then A as Black, from the same opening.

@@ -3,7 +3,7 @@
 //! games but without a search policy (they can teach a value head and feed the outcome
 //! regression of `values`, not a policy head). Games at the ply cap are draws.
 
-use crate::arena::{opening, play_game, run_on_workers, PlayerFactory};
+use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
 use ninjazero_data::{finished_game_ids, DatasetWriter, FileMeta, GameRecord, PositionRecord};
 use ninjazero_rules::{Color, Game, Position};
 
@@ -86,22 +86,14 @@ pub fn play_player_dataset(
         &|| Ok((make_player()?, make_player()?)),
         &|(white, black), job| {
             let id = missing[job];
-            let moves = opening(
-                &options.start,
-                options.opening_plies,
-                options.seed,
-                id as usize,
-            );
-            let seed = options.seed ^ (id + 1).wrapping_mul(0xa076_1d64_78bd_642f);
-            white.new_game(seed);
-            black.new_game(seed ^ 1);
-            let played = play_game(
+            let played = play_series_game(
                 white.as_mut(),
                 black.as_mut(),
                 &options.start,
-                &moves,
+                options.opening_plies,
                 options.max_plies,
-                false,
+                options.seed,
+                id as usize,
             );
             record(
                 id,

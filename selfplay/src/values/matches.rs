@@ -10,7 +10,7 @@
 //! a-file (the queen side), so castling on the King's side stays possible.
 
 use super::{logit, Estimate, Method, PieceKind};
-use crate::arena::{opening, play_game, run_on_workers, PlayerFactory};
+use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
 use ninjazero_rules::{Color, Position, Role, Square, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -100,17 +100,14 @@ pub fn play_handicap_games(
         &|(white, black), game| {
             let handicapped = Color::ALL[game % 2];
             let start = &starts[game % 2];
-            let moves = opening(start, settings.opening_plies, settings.seed, game);
-            let seed = settings.seed ^ (game as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f);
-            white.new_game(seed);
-            black.new_game(seed ^ 1);
-            let played = play_game(
+            let played = play_series_game(
                 white.as_mut(),
                 black.as_mut(),
                 start,
-                &moves,
+                settings.opening_plies,
                 settings.max_plies,
-                false,
+                settings.seed,
+                game,
             );
             match played.winner {
                 Some(w) if w == handicapped => 0.0,
