@@ -379,20 +379,27 @@ fn network_probe(
     }
 }
 
+/// One estimate's fields: piece, method, value, low, high, samples, unit, reference.
+fn fields(variant: Variant, e: &Estimate) -> [String; 8] {
+    [
+        e.piece.name(),
+        e.method.name().to_string(),
+        format!("{:.3}", e.value),
+        format!("{:.3}", e.low),
+        format!("{:.3}", e.high),
+        e.samples.to_string(),
+        e.method.unit().to_string(),
+        reference(variant, e.piece).unwrap_or("").to_string(),
+    ]
+}
+
 fn csv(variant: Variant, estimates: &[Estimate]) -> String {
     let mut text = String::from("variant,piece,method,value,low,high,samples,unit,reference\n");
     for e in estimates {
+        let [piece, method, value, low, high, samples, unit, reference] = fields(variant, e);
         let _ = writeln!(
             text,
-            "{variant},{},{},{:.3},{:.3},{:.3},{},{},\"{}\"",
-            e.piece.name(),
-            e.method.name(),
-            e.value,
-            e.low,
-            e.high,
-            e.samples,
-            e.method.unit(),
-            reference(variant, e.piece).unwrap_or("")
+            "{variant},{piece},{method},{value},{low},{high},{samples},{unit},\"{reference}\""
         );
     }
     text
@@ -422,17 +429,11 @@ fn markdown(
     let _ = writeln!(text, "| --- | --- | --- | --- | --- | --- |");
     for run in runs {
         for e in run.estimates.iter().flatten() {
+            let [piece, method, _, _, _, samples, unit, reference] = fields(variant, e);
             let _ = writeln!(
                 text,
-                "| {} | {} | {:.2} | [{:.2}, {:.2}] | {} {} | {} |",
-                e.piece.name(),
-                e.method.name(),
-                e.value,
-                e.low,
-                e.high,
-                e.samples,
-                e.method.unit(),
-                reference(variant, e.piece).unwrap_or("")
+                "| {piece} | {method} | {:.2} | [{:.2}, {:.2}] | {samples} {unit} | {reference} |",
+                e.value, e.low, e.high
             );
         }
     }
