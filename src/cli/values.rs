@@ -127,7 +127,7 @@ pub fn run(args: ValuesArgs) -> CliResult {
         .collect();
     std::fs::write(out.join("values.csv"), csv(variant, &estimates))
         .map_err(|e| format!("{}: {e}", out.display()))?;
-    let report = markdown(variant, &args, &games, &runs);
+    let report = markdown(variant, &args, &games, &runs, &estimates);
     std::fs::write(out.join("values.md"), &report)
         .map_err(|e| format!("{}: {e}", out.display()))?;
     plot(&out.join("values.png"), variant, &kinds, &estimates)?;
@@ -410,6 +410,7 @@ fn markdown(
     args: &ValuesArgs,
     games: &[GameRecord],
     runs: &[MethodRun],
+    estimates: &[Estimate],
 ) -> String {
     let mut text = format!("# Piece values: {variant}\n\n");
     let _ = writeln!(
@@ -451,14 +452,8 @@ fn markdown(
             run.notes.join(" ")
         );
     }
-    let estimates: Vec<Estimate> = runs
-        .iter()
-        .filter_map(|r| r.estimates.as_ref().ok())
-        .flatten()
-        .cloned()
-        .collect();
     let _ = writeln!(text, "\n## Which pieces the data tells apart\n");
-    for verdict in verdicts(&estimates) {
+    for verdict in verdicts(estimates) {
         let _ = writeln!(text, "- {}", verdict.line());
     }
     text
