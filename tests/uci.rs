@@ -298,3 +298,39 @@ fn model_of_another_variant_falls_back_to_uniform() {
     engine.finish();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Limits a GUI may send that are negative, zero or not numbers: each `go` answers with a
+/// legal move by itself (a limit that cannot be read means "move now"), never a search that
+/// waits for `stop`.
+#[test]
+fn unreadable_or_negative_limits_answer_at_once() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos moves e2e4");
+    let start = Position::start(Variant::Chess).to_fen();
+    for go in [
+        "go wtime -100 btime -100",
+        "go movetime -1",
+        "go movetime 0",
+        "go nodes -5",
+        "go nodes 0",
+        "go nodes abc",
+        "go depth -3",
+        "go wtime abc",
+        "go movetime",
+        "go nodes 99999999999999999999999 movetime 50",
+    ] {
+        engine.send(go);
+        let lines = engine.until("bestmove");
+        let best = lines.last().unwrap().split_whitespace().nth(1).unwrap();
+        assert_legal(Variant::Chess, &start, &["e2e4"], best);
+        let malformed = ["abc", "go movetime"].iter().any(|m| go.ends_with(m));
+        if malformed {
+            assert!(
+                lines.iter().any(|l| l.starts_with("info string go ")),
+                "{go}: no warning in {lines:?}"
+            );
+        }
+    }
+    engine.send("quit");
+    engine.finish();
+}

@@ -1,5 +1,6 @@
 //! `arena`: two players over paired openings, with score, Elo and an optional SPRT.
 
+use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,15 +23,15 @@ pub struct ArenaArgs {
     /// Player B, in the same form as A.
     #[arg(long)]
     b: String,
-    /// Openings; each is played twice with colours swapped.
-    #[arg(long, default_value_t = 50)]
+    /// Openings; each is played twice with colours swapped. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<usize>(1, 1_000_000), default_value_t = 50)]
     pairs: usize,
-    /// Random legal plies from the start position that make an opening.
-    #[arg(long, default_value_t = 6)]
+    /// Random legal plies from the start position that make an opening. [range: 0 to 200]
+    #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 6)]
     opening_plies: usize,
     /// Games reaching this many plies are adjudicated: won by a side 3 Pawns or more ahead
-    /// in material, else drawn.
-    #[arg(long, default_value_t = 300)]
+    /// in material, else drawn. [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 300)]
     max_plies: u32,
     /// Seed of the openings (and of a random player).
     #[arg(long, default_value_t = 0)]
@@ -43,8 +44,8 @@ pub struct ArenaArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Games played at the same time, each with its own players (the results do not depend
-    /// on it). Default: one per core.
-    #[arg(long)]
+    /// on it). Default: one per core. [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
     /// cpu, cuda, cuda:N or auto (for checkpoint players).
     #[arg(long, value_parser = parse_device, default_value = "auto")]

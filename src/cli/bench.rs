@@ -1,5 +1,6 @@
 //! `bench`: speed measurements printed as tables.
 
+use super::numbers::real;
 use super::CliResult;
 use clap::Subcommand;
 use ninjazero_rules::{perft, Position, Variant};
@@ -10,8 +11,8 @@ pub enum BenchCommand {
     /// Perft nodes/second (single thread, bulk counting at the last ply) from each
     /// variant's start position, each run for at least `--seconds`.
     Perft {
-        /// Minimum measuring time per position.
-        #[arg(long, default_value_t = 2.0)]
+        /// Minimum measuring time per position. [range: above 0 to 3600]
+        #[arg(long, value_parser = real(0.0, 3600.0, true), default_value_t = 2.0)]
         seconds: f64,
     },
     /// Network positions/s per preset and batch size, achieved GFLOP/s against a same-run

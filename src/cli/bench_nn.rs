@@ -1,6 +1,7 @@
 //! `bench nn`: network evaluation speed per preset and batch size, against a plain matrix
 //! multiply and the same network in PyTorch, all measured in one run.
 
+use super::numbers::{real, whole, MAX_THREADS};
 use super::CliResult;
 use clap::Args;
 use ninjazero_model::{
@@ -23,21 +24,22 @@ pub struct BenchNnArgs {
     /// Network presets to measure (comma-separated: tiny, cpu, gpu).
     #[arg(long, value_delimiter = ',', default_value = "tiny,cpu")]
     presets: Vec<Preset>,
-    /// Batch sizes (comma-separated).
+    /// Batch sizes (comma-separated) [range: 1 to 65536]
     #[arg(
         long,
         value_delimiter = ',',
+        value_parser = whole::<usize>(1, 65_536),
         default_value = "1,2,4,8,16,32,64,128,256,512,1024"
     )]
     batches: Vec<usize>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "cpu")]
     device: Device,
-    /// Intra-op threads for libtorch (and for the PyTorch reference).
-    #[arg(long, default_value_t = 2)]
+    /// Intra-op threads for libtorch (and for the PyTorch reference). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 2)]
     threads: i32,
-    /// Minimum measuring time per row and method.
-    #[arg(long, default_value_t = 0.5)]
+    /// Minimum measuring time per row and method. [range: above 0 to 3600]
+    #[arg(long, value_parser = real(0.0, 3600.0, true), default_value_t = 0.5)]
     seconds: f64,
     /// Skip the PyTorch (Python) reference.
     #[arg(long)]

@@ -2,6 +2,7 @@
 //! libFuzzer, so this is the equivalent: seeds from real positions, byte-level mutations,
 //! every input run under `catch_unwind`, and any panic reported with its input.
 
+use super::numbers::whole;
 use super::CliResult;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,8 +13,8 @@ use std::panic::{self, AssertUnwindSafe};
 
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
-    /// Number of inputs to try.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Number of inputs to try. [range: 1 to 1000000000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000_000_000), default_value_t = 1_000_000)]
     inputs: u64,
     /// Random seed (the same seed replays the same inputs).
     #[arg(long, default_value_t = 1)]

@@ -5,6 +5,7 @@ mod bench;
 mod bench_nn;
 mod fuzz;
 mod model_commands;
+mod numbers;
 mod pipeline;
 mod play;
 mod rules_commands;
@@ -45,9 +46,11 @@ enum Command {
     Data(selfplay_commands::DataCommand),
     /// Play two players against each other over paired openings: score, Elo, SPRT.
     Arena(arena_commands::ArenaArgs),
-    /// Play a game against NinjaZero in the terminal.
+    /// Play a game against NinjaZero in the terminal (libtorch on one CPU thread, the
+    /// fastest for a one-position search).
     Play(play::PlayArgs),
-    /// Speak UCI (Fairy-Stockfish variant conventions) on standard input and output.
+    /// Speak UCI (Fairy-Stockfish variant conventions) on standard input and output
+    /// (libtorch on one CPU thread, the fastest for a one-position search).
     Uci(uci::UciArgs),
     /// Train a network on self-play data (resumable; metrics and loss plot in --work).
     Train(train_commands::TrainArgs),
@@ -145,4 +148,14 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Stri
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// User input quoted back in a message, cut to a readable length: a pasted 5,000-character
+/// line must not flood the terminal.
+pub fn shorten(text: &str) -> String {
+    const KEEP: usize = 40;
+    match text.char_indices().nth(KEEP) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
 }

@@ -11,6 +11,7 @@
 //! is already there, so killing the pipeline and running the same command again continues
 //! where it stopped (self-play and training also resume inside a stage).
 
+use super::numbers::whole;
 use super::{
     available_threads, load_evaluator, parse_variant, stage_bar, write_atomically, CliResult,
 };
@@ -47,8 +48,8 @@ pub struct PipelineArgs {
     run: PathBuf,
     #[arg(long, value_enum, default_value = "demo")]
     preset: PipelinePreset,
-    /// Generations to train (counting from 1; generation 0 is the initial network).
-    #[arg(long)]
+    /// Generations to train (counting from 1; generation 0 is the initial network). [range: 1 to 1000]
+    #[arg(long, value_parser = whole::<u32>(1, 1000))]
     generations: Option<u32>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]

@@ -1,5 +1,6 @@
 //! `play`: a game against NinjaZero in the terminal.
 
+use super::numbers::whole;
 use super::{parse_variant, CliResult};
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformEvaluator};
@@ -26,11 +27,12 @@ pub struct PlayArgs {
     /// cpu, cuda, cuda:N or auto (used with --model).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
-    /// Simulations per engine move (and per hint) [default: 200].
-    #[arg(long, conflicts_with = "movetime")]
+    /// Simulations per engine move (and per hint); 200 unless --movetime is given
+    /// [range: 1 to 2000000]
+    #[arg(long, value_parser = whole::<u64>(1, MAX_SIMULATIONS), conflicts_with = "movetime")]
     sims: Option<u64>,
-    /// Thinking time per engine move (and per hint) in milliseconds, instead of --sims.
-    #[arg(long)]
+    /// Thinking time per engine move (and per hint) in milliseconds, instead of --sims. [range: 1 to 86400000]
+    #[arg(long, value_parser = whole::<u64>(1, 86_400_000))]
     movetime: Option<u64>,
     /// Your colour, white or black; NinjaZero plays the other one.
     #[arg(long, value_parser = parse_color, default_value = "white")]
@@ -40,6 +42,13 @@ pub struct PlayArgs {
 /// The most simulations one search runs, whatever the limits: the tree takes about 1 KB per
 /// simulation, and the model-free evaluator runs some 200 000 simulations a second.
 pub(super) const MAX_SIMULATIONS: u64 = 2_000_000;
+
+/// One libtorch thread for a one-position search: it evaluates one position per forward
+/// pass, too little work to share, and threads that synchronise on every pass made `uci`
+/// run 5–7 times slower on CPU than one thread. Says so in `--help` of `play` and `uci`.
+pub(super) fn use_one_torch_thread() {
+    tch::set_num_threads(1);
+}
 
 /// Parses `white` or `black` (or `w`, `b`).
 fn parse_color(text: &str) -> Result<Color, String> {
@@ -100,6 +109,7 @@ struct Session {
 }
 
 pub fn run(args: PlayArgs) -> CliResult {
+    use_one_torch_thread();
     let start = match &args.fen {
         Some(fen) => Position::from_fen(args.variant, fen)
             .map_err(|e| format!("invalid FEN for {}: {e}", args.variant))?,

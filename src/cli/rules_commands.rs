@@ -1,5 +1,6 @@
 //! `perft` and `moves`: the rules core on the command line.
 
+use super::numbers::whole;
 use super::{parse_variant, CliResult};
 use clap::Args;
 use ninjazero_rules::{perft_divide, Position, Variant};
@@ -29,8 +30,8 @@ impl PositionArgs {
 pub struct PerftArgs {
     #[command(flatten)]
     position: PositionArgs,
-    /// Plies to search.
-    #[arg(long)]
+    /// Plies to search. [range: 0 to 15]
+    #[arg(long, value_parser = whole::<u32>(0, 15))]
     depth: u32,
     /// Print the count below each root move (`<move>: <count>`).
     #[arg(long)]

@@ -1,5 +1,6 @@
 //! `selfplay` and `data`: producing and looking at datasets.
 
+use super::numbers::{real, whole, MAX_THREADS};
 use super::{load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,30 +23,30 @@ pub struct SelfPlayArgs {
     /// uniform priors and a material value: self-play from nothing but the rules.
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Games the dataset should hold; games already in OUT are kept and not replayed.
-    #[arg(long)]
+    /// Games the dataset should hold; games already in OUT are kept and not replayed. [range: 1 to 1000000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000_000))]
     games: u64,
     /// Dataset directory (Arrow IPC files, written atomically).
     #[arg(long)]
     out: PathBuf,
-    /// Simulations per full search.
-    #[arg(long, default_value_t = 128)]
+    /// Simulations per full search. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u32>(1, 1_000_000), default_value_t = 128)]
     sims: u32,
-    /// Simulations per cheap search (playout cap randomization).
-    #[arg(long, default_value_t = 32)]
+    /// Simulations per cheap search (playout cap randomization). [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u32>(1, 1_000_000), default_value_t = 32)]
     cheap_sims: u32,
-    /// Share of moves searched fully (their policies become training targets).
-    #[arg(long, default_value_t = 0.25)]
+    /// Share of moves searched fully (their policies become training targets). [range: 0 to 1]
+    #[arg(long, value_parser = real(0.0, 1.0, false), default_value_t = 0.25)]
     full_search_probability: f64,
     /// Root search: puct (with Dirichlet noise) or gumbel (Sequential Halving; for few
     /// simulations).
     #[arg(long, default_value = "puct")]
     search: RootSearch,
-    /// Games played at once; the network batch is about half of it.
-    #[arg(long, default_value_t = 256)]
+    /// Games played at once; the network batch is about half of it. [range: 2 to 65536]
+    #[arg(long, value_parser = whole::<usize>(2, 65_536), default_value_t = 256)]
     concurrency: usize,
-    /// CPU threads for tree work and libtorch (default: all cores).
-    #[arg(long)]
+    /// CPU threads for tree work and libtorch (default: all cores). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
@@ -53,8 +54,8 @@ pub struct SelfPlayArgs {
     /// Random seed: the same seed and settings give the same games on a CPU.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Games longer than this are adjudicated on the search value.
-    #[arg(long, default_value_t = 300)]
+    /// Games longer than this are adjudicated on the search value. [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 300)]
     max_plies: u32,
     /// Score games that reach --max-plies as draws instead of adjudicating them on the
     /// search value.
@@ -64,8 +65,8 @@ pub struct SelfPlayArgs {
     /// evaluator's judgement, e.g. for `ninjazero values`).
     #[arg(long)]
     no_resign: bool,
-    /// Games per data file.
-    #[arg(long, default_value_t = 64)]
+    /// Games per data file. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<usize>(1, 1_000_000), default_value_t = 64)]
     games_per_file: usize,
     /// Play the games with this player instead of the batched MCTS, in the arena's spec
     /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
@@ -74,8 +75,8 @@ pub struct SelfPlayArgs {
     #[arg(long, conflicts_with = "model")]
     player: Option<String>,
     /// With --player: random plies that open each game (the player itself may be
-    /// deterministic).
-    #[arg(long, default_value_t = 4)]
+    /// deterministic). [range: 0 to 200]
+    #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 4)]
     opening_plies: usize,
 }
 
@@ -150,7 +151,7 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
     let options = SelfPlayOptions {
         start: Position::start(args.variant),
         games: args.games,
-        concurrency: args.concurrency.max(2),
+        concurrency: args.concurrency,
         seed: args.seed,
         config: config.clone(),
         model_id: model_id.clone(),

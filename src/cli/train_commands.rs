@@ -1,6 +1,7 @@
 //! `train` (train a network on self-play data) and `bench train` (training speed against
 //! the same loop in PyTorch).
 
+use super::numbers::{real, whole, MAX_THREADS};
 use super::{parse_variant, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -47,19 +48,20 @@ pub struct TrainArgs {
     /// Training preset: demo, cpu or gpu (default: gpu on a CUDA device, else cpu).
     #[arg(long, value_parser = parse_preset)]
     preset: Option<String>,
-    /// Total optimizer steps of the job.
-    #[arg(long)]
+    /// Total optimizer steps of the job. [range: 1 to 1000000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000_000))]
     steps: Option<u64>,
-    #[arg(long)]
+    /// [range: 1 to 65536]
+    #[arg(long, value_parser = whole::<usize>(1, 65_536))]
     batch_size: Option<usize>,
     /// sgd (momentum 0.9) or adamw (betas 0.9, 0.999).
     #[arg(long, value_parser = parse_optimizer)]
     optimizer: Option<OptimizerKind>,
-    /// Peak learning rate (after warm-up).
-    #[arg(long)]
+    /// Peak learning rate (after warm-up). [range: above 0 to 10]
+    #[arg(long, value_parser = real(0.0, 10.0, true))]
     lr: Option<f64>,
-    /// Write a resumable checkpoint every N steps.
-    #[arg(long)]
+    /// Write a resumable checkpoint every N steps. [range: 1 to 1000000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000_000))]
     checkpoint_every: Option<u64>,
     /// Shuffling seed.
     #[arg(long)]
@@ -67,8 +69,8 @@ pub struct TrainArgs {
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
-    /// libtorch intra-op threads (default: all cores).
-    #[arg(long)]
+    /// libtorch intra-op threads (default: all cores). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
 }
 
@@ -155,14 +157,14 @@ pub struct BenchTrainArgs {
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "cpu")]
     device: Device,
-    /// Intra-op threads for libtorch (and for the PyTorch reference).
-    #[arg(long, default_value_t = 2)]
+    /// Intra-op threads for libtorch (and for the PyTorch reference). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 2)]
     threads: i32,
-    /// Measuring time per method and round.
-    #[arg(long, default_value_t = 3.0)]
+    /// Measuring time per method and round. [range: above 0 to 3600]
+    #[arg(long, value_parser = real(0.0, 3600.0, true), default_value_t = 3.0)]
     seconds: f64,
-    /// Steps of the real training run (window, loader, checkpoint, metrics) per preset.
-    #[arg(long, default_value_t = 30)]
+    /// Steps of the real training run (window, loader, checkpoint, metrics) per preset. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000), default_value_t = 30)]
     real_steps: u64,
     /// Skip the PyTorch (Python) reference.
     #[arg(long)]

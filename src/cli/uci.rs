@@ -6,7 +6,7 @@
 //! that cannot be read is reported with `info string` and the previous position is kept.
 
 use super::play::{load_evaluator, MAX_SIMULATIONS};
-use super::CliResult;
+use super::{shorten, CliResult};
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator};
 use ninjazero_rules::{Game, Position, Variant};
@@ -57,6 +57,35 @@ const COMMANDS: [&str; 11] = [
     "quit",
 ];
 
+/// The `go` parameters that take a number.
+const GO_LIMITS: [&str; 8] = [
+    "nodes",
+    "movetime",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "depth",
+];
+
+/// A `go` number: a negative one (a GUI's clock after a flag fall) counts as 0, one too large
+/// for 64 bits as the largest; None for anything that is not a whole number.
+fn go_number(text: &str) -> Option<u64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match (negative, digits.parse::<u64>()) {
+        (true, _) => 0,
+        (false, Ok(n)) => n,
+        (false, Err(_)) => u64::MAX,
+    })
+}
+
 /// A search running on its own thread; it hands the evaluator back when joined.
 struct RunningSearch {
     stop: Arc<AtomicBool>,
@@ -78,6 +107,7 @@ struct Engine {
 }
 
 pub fn run(args: UciArgs) -> CliResult {
+    super::play::use_one_torch_thread();
     let mut engine = Engine {
         variant: Variant::Chess,
         game: Game::new(Variant::Chess),
@@ -246,21 +276,39 @@ impl Engine {
         let mut clock = [None, None];
         let mut increment = [0u64, 0];
         let mut moves_to_go = None;
+        let mut unreadable = None;
         let mut i = 0;
         while i < rest.len() {
-            let number = || rest.get(i + 1).and_then(|t| t.parse::<u64>().ok());
-            match rest[i] {
-                "nodes" => limits.simulations = number().map(|n| n.max(1)),
-                "movetime" => limits.time = number().map(Duration::from_millis),
-                "wtime" => clock[0] = number(),
-                "btime" => clock[1] = number(),
-                "winc" => increment[0] = number().unwrap_or(0),
-                "binc" => increment[1] = number().unwrap_or(0),
-                "movestogo" => moves_to_go = number(),
-                "depth" => depth = number().map(|d| d.max(1) as usize),
-                _ => {} // infinite, ponder, searchmoves and its moves, mate: no limit
-            }
+            let key = rest[i];
             i += 1;
+            if !GO_LIMITS.contains(&key) {
+                continue; // infinite, ponder, searchmoves and its moves, mate: no limit
+            }
+            let value = rest.get(i).copied().unwrap_or("");
+            let Some(n) = go_number(value) else {
+                unreadable.get_or_insert((key, value));
+                continue;
+            };
+            i += 1;
+            match key {
+                "nodes" => limits.simulations = Some(n.max(1)),
+                "movetime" => limits.time = Some(Duration::from_millis(n.max(1))),
+                "wtime" => clock[0] = Some(n),
+                "btime" => clock[1] = Some(n),
+                "winc" => increment[0] = n,
+                "binc" => increment[1] = n,
+                "movestogo" => moves_to_go = Some(n),
+                _ => depth = Some(n.clamp(1, usize::MAX as u64) as usize),
+            }
+        }
+        // A GUI waits for `bestmove`: a limit that cannot be read means "move now", never
+        // "search until stop".
+        if let Some((key, value)) = unreadable {
+            send(&format!(
+                "info string go {key}: expected a number, got '{}'; moving at once",
+                shorten(value)
+            ));
+            limits.simulations = Some(1);
         }
         let side = self.game.position().turn().index();
         if let Some(remaining) = clock[side] {

@@ -2,6 +2,7 @@
 //! regression over self-play games, handicap matches and (with a model) a value-network
 //! probe; written as Markdown, CSV and a PNG chart.
 
+use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::Args;
 use ninjazero_data::{read_games, GameRecord};
@@ -45,32 +46,32 @@ pub struct ValuesArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Games per handicap (Pawn odds and each piece), half with each colour handicapped;
-    /// 0 skips the matches.
-    #[arg(long, default_value_t = 400)]
+    /// 0 skips the matches. [range: 0 to 10000000]
+    #[arg(long, value_parser = whole::<usize>(0, 10_000_000), default_value_t = 400)]
     games: usize,
-    /// Simulations per move of the default (MCTS) match player.
-    #[arg(long, default_value_t = 64)]
+    /// Simulations per move of the default (MCTS) match player. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000), default_value_t = 64)]
     sims: u64,
     /// Self-consistent rounds for an alpha-beta --player: round 1 plays with every piece
     /// worth 1, each later round with the values the previous round measured, so that the
-    /// engine is told nothing about the answer.
-    #[arg(long, default_value_t = 1)]
+    /// engine is told nothing about the answer. [range: 1 to 20]
+    #[arg(long, value_parser = whole::<usize>(1, 20), default_value_t = 1)]
     rounds: usize,
-    /// Random plies from the handicap position that open each match game.
-    #[arg(long, default_value_t = 4)]
+    /// Random plies from the handicap position that open each match game. [range: 0 to 200]
+    #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 4)]
     opening_plies: usize,
     /// Handicap games longer than this are drawn (adjudicating them on material would
-    /// presuppose the values being measured).
-    #[arg(long, default_value_t = 400)]
+    /// presuppose the values being measured). [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 400)]
     max_plies: u32,
-    /// Match games played at once, one per thread (default: one per core).
-    #[arg(long)]
+    /// Match games played at once, one per thread (default: one per core). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
-    /// Positions sampled from the data for the probe.
-    #[arg(long, default_value_t = 4000)]
+    /// Positions sampled from the data for the probe. [range: 1 to 10000000]
+    #[arg(long, value_parser = whole::<usize>(1, 10_000_000), default_value_t = 4000)]
     positions: usize,
-    /// Bootstrap replicates behind each interval.
-    #[arg(long, default_value_t = 500)]
+    /// Bootstrap replicates behind each interval. [range: 20 to 100000]
+    #[arg(long, value_parser = whole::<usize>(20, 100_000), default_value_t = 500)]
     bootstrap: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
