@@ -42,7 +42,7 @@ pub use config::{OptimizerKind, Schedule, TrainConfig};
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
-pub use window::{SkippedFile, WindowFile, WindowSnapshot};
+pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
 use loader::{BatchSource, Loader};
 use metrics::{truncate_metrics, MetricsWriter};

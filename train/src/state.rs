@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 
 pub(crate) const STATE_FILE: &str = "state.json";
 const FORMAT: &str = "ninjazero-train-state";
-const VERSION: u32 = 1;
+/// 2: the window is ordered by what the data says (generation, game id).
+const VERSION: u32 = 2;
 
 /// What a job is: the same variant and the same initial checkpoint (name and contents).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -364,3 +364,54 @@ fn a_data_dir_without_usable_files_is_an_error() {
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_same_games_in_other_files_train_the_same_model() {
+    let dir = temp_dir("files");
+    let (one, split) = (dir.join("one"), dir.join("split"));
+    let mut rng = SplitMix64(3);
+    let games: Vec<_> = (0..6)
+        .map(|id| random_game(VARIANT, id, 12, &mut rng))
+        .collect();
+    let meta = FileMeta {
+        variant: VARIANT,
+        search_settings: "{}".to_string(),
+        seed: 0,
+        model_id: "random".to_string(),
+    };
+    // One file, or (as a killed and resumed self-play would) two, the later games first.
+    for (target, groups) in [
+        (&one, vec![&games[..]]),
+        (&split, vec![&games[4..], &games[..4]]),
+    ] {
+        for group in groups {
+            let mut writer = DatasetWriter::create(target, meta.clone(), 10).unwrap();
+            for game in group {
+                writer.add_game(game.clone()).unwrap();
+            }
+            writer.finish().unwrap();
+        }
+    }
+    let init = init_model(&dir);
+    let config = TrainConfig {
+        min_window: 40,
+        max_window: 40,
+        ..config(3)
+    };
+    for (name, data) in [("one", &one), ("split", &split)] {
+        let report = train(
+            VARIANT,
+            std::slice::from_ref(data),
+            &init,
+            &dir.join(format!("{name}.safetensors")),
+            &dir.join(format!("work-{name}")),
+            &config,
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap();
+        assert_eq!(report.window_positions, 40);
+    }
+    assert_same_weights(&dir.join("one.safetensors"), &dir.join("split.safetensors"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
