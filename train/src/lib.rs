@@ -23,11 +23,13 @@
 //! # Ok::<(), ninjazero_train::TrainError>(())
 //! ```
 //!
-//! A job is identified by its variant and initial checkpoint. Calling [`train`] again with
-//! the same ones and the same work directory resumes from the last checkpoint there: the
-//! window is the one recorded when the job started and the batches continue the same
-//! sequence, so an interrupted job ends with exactly the weights of an uninterrupted one.
-//! Another initial checkpoint starts a new job (the old state is replaced).
+//! A job is defined by its settings: variant, initial checkpoint (name and contents), data
+//! directories and the [`TrainConfig`] (less how often to checkpoint and how many loader
+//! threads). The work directory records them; calling [`train`] again with the same settings
+//! and work directory resumes from the last checkpoint there: the window is the one recorded
+//! when the job started and the batches continue the same sequence, so an interrupted job
+//! ends with exactly the weights of an uninterrupted one. Other settings are refused with
+//! [`TrainError::OtherJob`], naming each difference.
 
 pub mod bench;
 pub mod config;
@@ -48,7 +50,7 @@ use loader::{BatchSource, Loader};
 use metrics::{truncate_metrics, MetricsWriter};
 use ninjazero_model::{Model, ModelError};
 use ninjazero_rules::Variant;
-use state::{JobId, TrainState};
+use state::{JobSettings, TrainState};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -91,6 +93,28 @@ pub enum TrainError {
     /// holds the last checkpoint to resume from.
     #[error("training stopped after step {step}; the last checkpoint is step {checkpoint}")]
     Interrupted { step: u64, checkpoint: u64 },
+    /// The work directory holds a job with other settings.
+    #[error("{} holds a job with other settings ({}); rerun with that job's settings to resume it, or use another work directory", .work_dir.display(), describe_changes(.changes))]
+    OtherJob {
+        work_dir: PathBuf,
+        changes: Vec<SettingChange>,
+    },
+}
+
+/// A job setting that differs between the work directory's job and a new request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingChange {
+    pub name: String,
+    pub old: String,
+    pub new: String,
+}
+
+fn describe_changes(changes: &[SettingChange]) -> String {
+    changes
+        .iter()
+        .map(|c| format!("{}: {} → {}", c.name, c.old, c.new))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl TrainError {
@@ -310,15 +334,26 @@ pub fn train_with_control(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let job = JobId {
+    let settings = JobSettings {
         variant: variant.id().to_string(),
-        init_name: init_name.clone(),
-        init_fingerprint: state::fingerprint(init)?,
+        init: init_name.clone(),
+        init_contents: state::fingerprint(init)?,
+        data: window::absolute_dirs(data_dirs)?,
+        config: config.clone(),
     };
     let metrics_path = work_dir.join(METRICS_FILE);
 
-    // Resume the job in the work directory, or start it.
-    let previous = TrainState::read(work_dir)?.filter(|s| s.job == job);
+    // Resume the job in the work directory (only with its settings), or start it.
+    let previous = TrainState::read(work_dir)?;
+    if let Some(state) = &previous {
+        let changes = state.job.changes_to(&settings);
+        if !changes.is_empty() {
+            return Err(TrainError::OtherJob {
+                work_dir: work_dir.to_path_buf(),
+                changes,
+            });
+        }
+    }
     let mut skipped_files = Vec::new();
     let (mut state, mut model, samples) = match previous {
         Some(state) => {
@@ -337,7 +372,7 @@ pub fn train_with_control(
             skipped_files = skipped;
             let init_step = model.meta.training_step;
             model.meta.parent = Some(init_name.clone());
-            let state = TrainState::new(job, init_step, snapshot, config);
+            let state = TrainState::new(settings, init_step, snapshot);
             for stale in [METRICS_FILE, PLOT_FILE, state::STATE_FILE] {
                 let _ = std::fs::remove_file(work_dir.join(stale));
             }
@@ -351,13 +386,6 @@ pub fn train_with_control(
         // on the same window.
         state::save_checkpoint(work_dir, &mut state, &trainer.model, &trainer.optimizer)?;
     } else {
-        if state.optimizer.kind != config.optimizer {
-            return Err(TrainError::State(format!(
-                "the job in {} uses {:?}; resume it with the same optimizer or use another work directory",
-                work_dir.display(),
-                state.optimizer.kind
-            )));
-        }
         let path = state.checkpoint_dir(work_dir).join("optimizer.safetensors");
         trainer.optimizer.load(&path, state.optimizer.step)?;
     }

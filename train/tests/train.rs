@@ -7,7 +7,7 @@ use ninjazero_rules::Variant;
 use ninjazero_train::synthetic::{random_game, write_random_games};
 use ninjazero_train::{
     read_metrics, train, train_with_control, OptimizerKind, RunControl, Schedule, SplitMix64,
-    TrainConfig, TrainError, METRICS_FILE, PLOT_FILE,
+    TrainConfig, TrainError, TrainReport, METRICS_FILE, PLOT_FILE,
 };
 use std::path::{Path, PathBuf};
 use tch::Device;
@@ -362,6 +362,104 @@ fn a_data_dir_without_usable_files_is_an_error() {
     )
     .unwrap_err();
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_work_dir_resumes_only_the_job_with_its_settings() {
+    let dir = temp_dir("settings");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 4, 12, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let out = dir.join("out.safetensors");
+    let work = dir.join("work");
+    let run = |config: &TrainConfig, data_dirs: &[PathBuf], control: &RunControl| {
+        train_with_control(
+            VARIANT,
+            data_dirs,
+            &init,
+            &out,
+            &work,
+            config,
+            Device::Cpu,
+            &quiet,
+            control,
+        )
+    };
+    let first = TrainConfig {
+        checkpoint_every: 2,
+        ..config(6)
+    };
+    let data_dirs = std::slice::from_ref(&data);
+    let stop_at_2 = RunControl {
+        max_steps_this_run: Some(2),
+        stop: None,
+    };
+    assert!(matches!(
+        run(&first, data_dirs, &stop_at_2),
+        Err(TrainError::Interrupted { step: 2, .. })
+    ));
+
+    // In progress, then finished: other settings are refused, each named with both values.
+    let other = TrainConfig {
+        learning_rate: 0.01,
+        seed: 12,
+        ..first.clone()
+    };
+    let changed = |result: Result<TrainReport, TrainError>| match result {
+        Err(TrainError::OtherJob { work_dir, changes }) => {
+            assert_eq!(work_dir, work);
+            changes
+                .into_iter()
+                .map(|c| (c.name, c.old, c.new))
+                .collect::<Vec<_>>()
+        }
+        other => panic!("expected OtherJob, got {:?}", other.map(|r| r.steps_done)),
+    };
+    let s = |text: &str| text.to_string();
+    assert_eq!(
+        changed(run(&other, data_dirs, &RunControl::default())),
+        vec![
+            (s("learning_rate"), s("0.003"), s("0.01")),
+            (s("seed"), s("11"), s("12"))
+        ]
+    );
+    let report = run(&first, data_dirs, &RunControl::default()).unwrap();
+    assert_eq!((report.steps_done, report.steps_this_run), (6, 4));
+    let trained = weights(&out);
+
+    let more = TrainConfig {
+        steps: 10,
+        optimizer: OptimizerKind::Sgd { momentum: 0.9 },
+        ..first.clone()
+    };
+    let names: Vec<String> = changed(run(&more, data_dirs, &RunControl::default()))
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(names, ["optimizer", "steps"]);
+    let extra = dir.join("more-data");
+    let changes = changed(run(&first, &[data.clone(), extra], &RunControl::default()));
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].0, "data");
+    let message = run(&more, data_dirs, &RunControl::default())
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("steps: 6 → 10"), "{message}");
+    assert!(message.contains("another work directory"), "{message}");
+
+    // The refusals left the finished job and its model alone; how often to checkpoint is
+    // not a setting of the job.
+    let same = TrainConfig {
+        checkpoint_every: 1,
+        ..first.clone()
+    };
+    let again = run(&same, data_dirs, &RunControl::default()).unwrap();
+    assert_eq!((again.steps_done, again.steps_this_run), (6, 0));
+    for ((na, ta), (nb, tb)) in trained.iter().zip(&weights(&out)) {
+        assert_eq!(na, nb);
+        assert!(ta.equal(tb), "{na}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
