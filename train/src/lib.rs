@@ -30,6 +30,9 @@
 //! when the job started and the batches continue the same sequence, so an interrupted job
 //! ends with exactly the weights of an uninterrupted one. Other settings are refused with
 //! [`TrainError::OtherJob`], naming each difference.
+//!
+//! A run stops with [`TrainError::NonFinite`] at the first loss or gradient norm that is not
+//! finite, and no checkpoint or output model with a non-finite value is ever written.
 
 pub mod bench;
 pub mod config;
@@ -93,6 +96,10 @@ pub enum TrainError {
     /// holds the last checkpoint to resume from.
     #[error("training stopped after step {step}; the last checkpoint is step {checkpoint}")]
     Interrupted { step: u64, checkpoint: u64 },
+    /// A loss, the gradient norm, a weight or an optimizer state became NaN or infinite at
+    /// `step` (1-based); nothing of that step was saved.
+    #[error("step {step}: the {quantity} is not finite; training stopped (a lower learning rate may help) and no checkpoint of it was written")]
+    NonFinite { step: u64, quantity: String },
     /// The work directory holds a job with other settings.
     #[error("{} holds a job with other settings ({}); rerun with that job's settings to resume it, or use another work directory", .work_dir.display(), describe_changes(.changes))]
     OtherJob {
@@ -184,6 +191,65 @@ pub struct StepStats {
     pub policy_rows: u64,
     /// Gradient global norm before clipping.
     pub grad_norm: f64,
+}
+
+impl StepStats {
+    /// The first of the losses and the gradient norm that is NaN or infinite, as a
+    /// description with its value.
+    pub fn non_finite(&self) -> Option<String> {
+        [
+            ("policy loss", self.policy_loss),
+            ("value loss", self.value_loss),
+            ("gradient norm", self.grad_norm),
+        ]
+        .into_iter()
+        .find(|(_, value)| !value.is_finite())
+        .map(|(name, value)| format!("{name} ({value})"))
+    }
+}
+
+/// Fails with [`TrainError::NonFinite`] (at `step`) when a variable of `model` (weights and
+/// batch-norm statistics) or a state tensor of `optimizer` holds a NaN or an infinity.
+pub(crate) fn ensure_finite(
+    step: u64,
+    model: &Model,
+    optimizer: Option<&Optimizer>,
+) -> Result<(), TrainError> {
+    let mut named: Vec<(String, Tensor)> = model
+        .vs
+        .variables()
+        .into_iter()
+        .map(|(name, t)| (format!("weight {name}"), t))
+        .collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(optimizer) = optimizer {
+        named.extend(
+            optimizer
+                .named_state()
+                .into_iter()
+                .map(|(name, t)| (format!("optimizer state {name}"), t.shallow_clone())),
+        );
+    }
+    if named.is_empty() {
+        return Ok(());
+    }
+    // One flag per tensor, brought to the host at once.
+    let flags = tch::no_grad(|| {
+        let flags: Vec<Tensor> = named
+            .iter()
+            .map(|(_, t)| t.isfinite().all().to_device(Device::Cpu))
+            .collect();
+        Tensor::stack(&flags, 0).to_kind(Kind::Int64)
+    });
+    let flags = Vec::<i64>::try_from(flags)
+        .map_err(|e| TrainError::State(format!("checking the weights: {e}")))?;
+    match flags.iter().position(|&finite| finite == 0) {
+        Some(k) => Err(TrainError::NonFinite {
+            step,
+            quantity: named.swap_remove(k).0,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A model and its optimizer: one call of [`Trainer::step`] is forward (train mode),
@@ -416,6 +482,14 @@ pub fn train_with_control(
             let wait = step_start.elapsed().as_secs_f64();
             let lr = config.learning_rate_at(state.step);
             let stats = trainer.step(&batch, lr);
+            // Stop at once: the update is already in the weights, and every later step
+            // (and the summary's mean loss) would carry the NaN on.
+            if let Some(quantity) = stats.non_finite() {
+                return Err(TrainError::NonFinite {
+                    step: state.step + 1,
+                    quantity,
+                });
+            }
             state.step += 1;
             state.rng.samples_cursor += batch.size as u64;
             state.optimizer.step = trainer.optimizer.step;
@@ -474,7 +548,7 @@ pub fn train_with_control(
             .map_err(|e| TrainError::io(&work_dir.join(PLOT_FILE), e))?;
     }
     trainer.model.meta.training_step = state.init_training_step + state.step;
-    save_model_atomically(&trainer.model, out)?;
+    save_model_atomically(&trainer.model, out, state.step)?;
 
     let tail = &records[records.len().saturating_sub(10)..];
     let mean = |f: fn(&MetricsRecord) -> f64| {
@@ -515,8 +589,9 @@ fn checkpoint_step(state: &TrainState) -> u64 {
 }
 
 /// Saves `model` to `out` (and its sidecar) through a temporary directory beside it and
-/// renames, so a reader never sees a partial file.
-fn save_model_atomically(model: &Model, out: &Path) -> Result<(), TrainError> {
+/// renames, so a reader never sees a partial file; refuses non-finite weights.
+fn save_model_atomically(model: &Model, out: &Path, step: u64) -> Result<(), TrainError> {
+    ensure_finite(step, model, None)?;
     let parent = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

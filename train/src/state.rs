@@ -194,13 +194,15 @@ fn sync_file(path: &Path) -> Result<(), TrainError> {
         .map_err(|e| TrainError::io(path, e))
 }
 
-/// Writes a checkpoint for `state.step` and makes `state.json` point at it.
+/// Writes a checkpoint for `state.step` and makes `state.json` point at it; refuses one
+/// with a non-finite weight or optimizer state (it could only poison a resumed job).
 pub(crate) fn save_checkpoint(
     work_dir: &Path,
     state: &mut TrainState,
     model: &ninjazero_model::Model,
     optimizer: &crate::optim::Optimizer,
 ) -> Result<(), TrainError> {
+    crate::ensure_finite(state.step, model, Some(optimizer))?;
     let name = format!("ckpt-{:08}", state.step);
     let dir = work_dir.join(&name);
     let tmp = work_dir.join(format!("{name}.tmp"));

@@ -365,6 +365,106 @@ fn a_data_dir_without_usable_files_is_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every tensor of a safetensors file is finite.
+fn all_finite(path: &Path) -> bool {
+    weights(path)
+        .iter()
+        .all(|(_, t)| t.isfinite().all().int64_value(&[]) == 1)
+}
+
+/// The model and optimizer files of the checkpoint `state.json` names.
+fn current_checkpoint(work: &Path) -> (PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(work.join("state.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = work.join(state["checkpoint"].as_str().unwrap());
+    (
+        dir.join("model.safetensors"),
+        dir.join("optimizer.safetensors"),
+    )
+}
+
+#[test]
+fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
+    let dir = temp_dir("nan");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let out = dir.join("out.safetensors");
+    let work = dir.join("work");
+    let config = TrainConfig {
+        learning_rate: 1e30,
+        schedule: Schedule::Constant,
+        warmup_steps: 0,
+        checkpoint_every: 1,
+        ..config(20)
+    };
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &out,
+        &work,
+        &config,
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    let TrainError::NonFinite { step, quantity } = &err else {
+        panic!("expected a non-finite error, got {err}");
+    };
+    assert!((1..=20).contains(step), "{err}");
+    assert!(
+        ["policy loss", "value loss", "gradient norm"]
+            .iter()
+            .any(|q| quantity.starts_with(q)),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&format!("step {step}")), "{err}");
+    // No output model; the resumable checkpoint is the last finite one, before the step.
+    assert!(!out.exists());
+    assert!(!ninjazero_model::checkpoint::sidecar_path(&out).exists());
+    let (model, optimizer) = current_checkpoint(&work);
+    assert!(all_finite(&model) && all_finite(&optimizer));
+    let records = read_metrics(&work.join(METRICS_FILE));
+    assert_eq!(
+        records.len() as u64,
+        step - 1,
+        "no metrics line for the failed step"
+    );
+    assert!(records.iter().all(|r| r.stats.loss.is_finite()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_checkpoint_with_non_finite_weights_is_never_written() {
+    let dir = temp_dir("nan-init");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
+    let model = Model::new(VARIANT, &Preset::Tiny.config(), Device::Cpu);
+    let (name, mut tensor) = model.vs.variables().into_iter().next().unwrap();
+    let _ = tch::no_grad(|| tensor.fill_(f64::NAN));
+    let init = dir.join("nan.safetensors");
+    model.save(&init).unwrap();
+    let work = dir.join("work");
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &work,
+        &config(2),
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, TrainError::NonFinite { step: 0, quantity } if quantity == &format!("weight {name}")),
+        "{err}"
+    );
+    assert!(!work.join("state.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_work_dir_resumes_only_the_job_with_its_settings() {
     let dir = temp_dir("settings");
