@@ -106,6 +106,13 @@ pub enum TrainError {
         work_dir: PathBuf,
         changes: Vec<SettingChange>,
     },
+    /// The loader's batches would not fit in memory.
+    #[error("batch size {batch_size}: the batches in flight would take {} GiB, more than half of this machine's {} GiB", .needed / (1 << 30), .memory >> 30)]
+    BatchTooLarge {
+        batch_size: usize,
+        needed: u128,
+        memory: u64,
+    },
 }
 
 /// A job setting that differs between the work directory's job and a new request.
@@ -394,6 +401,8 @@ pub fn train_with_control(
     control: &RunControl,
 ) -> Result<TrainReport, TrainError> {
     config.validate().map_err(TrainError::Config)?;
+    // Before reading any data.
+    loader::check_batch_memory(variant, config)?;
     tune_allocator();
     std::fs::create_dir_all(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
     let init_name = init
@@ -468,7 +477,7 @@ pub fn train_with_control(
             config.batch_size,
             config.loader_threads,
             device,
-        );
+        )?;
         let mut metrics = MetricsWriter::append_to(&metrics_path)?;
         while state.step < config.steps {
             if control.max_steps_this_run == Some(steps_this_run) {

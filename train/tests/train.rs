@@ -613,3 +613,40 @@ fn the_same_games_in_other_files_train_the_same_model() {
     assert_same_weights(&dir.join("one.safetensors"), &dir.join("split.safetensors"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Where the machine's memory size is known (elsewhere the loader reports the failed
+/// allocation instead).
+#[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn an_absurd_batch_size_is_an_error_not_a_panic() {
+    let dir = temp_dir("batch");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &dir.join("work"),
+        &TrainConfig {
+            batch_size: 100_000_000,
+            ..config(2)
+        },
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TrainError::BatchTooLarge {
+                batch_size: 100_000_000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("batch size 100000000"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
