@@ -113,6 +113,9 @@ pub enum TrainError {
         needed: u128,
         memory: u64,
     },
+    /// An output path that cannot be used (checked before any work).
+    #[error("{}: {reason}", path.display())]
+    BadPath { path: PathBuf, reason: String },
 }
 
 /// A job setting that differs between the work directory's job and a new request.
@@ -259,6 +262,47 @@ pub(crate) fn ensure_finite(
     }
 }
 
+/// Checks, before any work, that the outputs can be written: `out` names a file (not a
+/// directory) in a directory that exists or can be created and is writable, and so is
+/// `work_dir`.
+fn check_outputs(out: &Path, work_dir: &Path) -> Result<(), TrainError> {
+    let bad = |path: &Path, reason: String| TrainError::BadPath {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if out.file_name().is_none() {
+        return Err(bad(out, "the output model needs a file name".into()));
+    }
+    for path in [
+        out.to_path_buf(),
+        ninjazero_model::checkpoint::sidecar_path(out),
+    ] {
+        if path.is_dir() {
+            return Err(bad(
+                &path,
+                "is a directory; the output model and its sidecar must be files".into(),
+            ));
+        }
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    for dir in [parent, work_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+        // Creating a file is the only reliable test (permissions, read-only mounts, ...).
+        let probe = dir.join(format!(".write-probe.{}.tmp", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&probe)
+            .map_err(|e| bad(dir, format!("cannot write here: {e}")))?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
+}
+
 /// A model and its optimizer: one call of [`Trainer::step`] is forward (train mode),
 /// losses, backward, gradient clipping and the optimizer update.
 pub struct Trainer {
@@ -401,10 +445,10 @@ pub fn train_with_control(
     control: &RunControl,
 ) -> Result<TrainReport, TrainError> {
     config.validate().map_err(TrainError::Config)?;
-    // Before reading any data.
+    // Everything that can be checked without data, before reading any.
+    check_outputs(out, work_dir)?;
     loader::check_batch_memory(variant, config)?;
     tune_allocator();
-    std::fs::create_dir_all(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
     let init_name = init
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -650,3 +650,58 @@ fn an_absurd_batch_size_is_an_error_not_a_panic() {
     assert!(err.to_string().contains("batch size 100000000"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let dir = temp_dir("outputs");
+    // No data at all: reading it would fail with NoData, so each error below comes first.
+    let data = dir.join("empty");
+    std::fs::create_dir_all(&data).unwrap();
+    let init = init_model(&dir);
+    let run = |out: &Path, work: &Path| {
+        train(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            out,
+            work,
+            &config(2),
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap_err()
+    };
+
+    let out_dir = dir.join("models");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let work = dir.join("work");
+    let err = run(&out_dir, &work);
+    assert!(
+        matches!(&err, TrainError::BadPath { path, .. } if path == &out_dir),
+        "{err}"
+    );
+    assert!(err.to_string().contains("is a directory"), "{err}");
+    assert!(!work.exists(), "nothing was done");
+
+    // A work directory (or the output's directory) that cannot be created: under a file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let bad_work = file.join("work");
+    let err = run(&dir.join("out.safetensors"), &bad_work);
+    assert!(
+        matches!(&err, TrainError::Io { path, .. } if path == &bad_work),
+        "{err}"
+    );
+    let bad_out = file.join("out.safetensors");
+    let err = run(&bad_out, &work);
+    assert!(
+        matches!(&err, TrainError::Io { path, .. } if path == &file),
+        "{err}"
+    );
+    assert!(err.to_string().contains("a-file"), "{err}");
+
+    // Valid paths: now the missing data is the error.
+    let err = run(&dir.join("out.safetensors"), &work);
+    assert!(matches!(err, TrainError::NoData(_)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
