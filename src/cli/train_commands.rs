@@ -9,7 +9,7 @@ use ninjazero_model::{parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
 use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
 use ninjazero_train::synthetic::write_random_games;
-use ninjazero_train::{train, OptimizerKind, TrainConfig};
+use ninjazero_train::{train, OptimizerKind, TrainConfig, TrainError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -42,7 +42,8 @@ pub struct TrainArgs {
     #[arg(long)]
     out: PathBuf,
     /// Work directory: checkpoints, metrics.jsonl, loss.png. A job interrupted here
-    /// resumes from its last checkpoint when run again with the same init.
+    /// resumes from its last checkpoint when run again with the same settings (other
+    /// settings are refused: use another work directory for them).
     #[arg(long)]
     work: PathBuf,
     /// Training preset: demo, cpu or gpu (default: gpu on a CUDA device, else cpu).
@@ -78,7 +79,8 @@ pub fn run_train(args: TrainArgs) -> CliResult {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    tch::set_num_threads(threads as i32);
+    let threads = i32::try_from(threads).map_err(|_| format!("--threads {threads} is too many"))?;
+    tch::set_num_threads(threads);
     let preset = args
         .preset
         .clone()
@@ -108,7 +110,7 @@ pub fn run_train(args: TrainArgs) -> CliResult {
         )
         .map_err(|e| e.to_string())?,
     );
-    let report = train(
+    let result = train(
         args.variant,
         &args.data,
         &args.init,
@@ -121,9 +123,15 @@ pub fn run_train(args: TrainArgs) -> CliResult {
             bar.set_position(step);
             bar.set_message(line.to_string());
         },
-    )
-    .map_err(|e| e.to_string())?;
+    );
+    // Cleared on failure too, so the error is not printed after a stale bar.
     bar.finish_and_clear();
+    let report = result.map_err(|e| match e {
+        TrainError::OtherJob { .. } => {
+            format!("{e}\nhint: to train with these settings, pass another --work")
+        }
+        e => e.to_string(),
+    })?;
     println!(
         "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
         report.steps_done,

@@ -70,6 +70,7 @@ pub fn loader_samples_per_s(
     device: Device,
     min: Duration,
 ) -> Result<(f64, usize), TrainError> {
+    crate::loader::check_batch_memory(variant, config)?;
     let mut index = crate::window::DataIndex::default();
     let (snapshot, samples, _) = crate::window::take_window(
         variant,
@@ -79,7 +80,7 @@ pub fn loader_samples_per_s(
         &mut crate::warn_skipped,
     )?;
     let source = Arc::new(BatchSource::new(Arc::new(samples), variant, config.seed));
-    let mut loader = Loader::start(source, 0, config.batch_size, config.loader_threads, device);
+    let mut loader = Loader::start(source, 0, config.batch_size, config.loader_threads, device)?;
     // The first batches include thread start-up.
     loader.next_batch()?;
     let (mut batches, start) = (0u64, Instant::now());

@@ -23,11 +23,16 @@
 //! # Ok::<(), ninjazero_train::TrainError>(())
 //! ```
 //!
-//! A job is identified by its variant and initial checkpoint. Calling [`train`] again with
-//! the same ones and the same work directory resumes from the last checkpoint there: the
-//! window is the one recorded when the job started and the batches continue the same
-//! sequence, so an interrupted job ends with exactly the weights of an uninterrupted one.
-//! Another initial checkpoint starts a new job (the old state is replaced).
+//! A job is defined by its settings: variant, initial checkpoint (name and contents), data
+//! directories and the [`TrainConfig`] (less how often to checkpoint and how many loader
+//! threads). The work directory records them; calling [`train`] again with the same settings
+//! and work directory resumes from the last checkpoint there: the window is the one recorded
+//! when the job started and the batches continue the same sequence, so an interrupted job
+//! ends with exactly the weights of an uninterrupted one. Other settings are refused with
+//! [`TrainError::OtherJob`], naming each difference.
+//!
+//! A run stops with [`TrainError::NonFinite`] at the first loss or gradient norm that is not
+//! finite, and no checkpoint or output model with a non-finite value is ever written.
 
 pub mod bench;
 pub mod config;
@@ -42,13 +47,13 @@ pub use config::{OptimizerKind, Schedule, TrainConfig};
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
-pub use window::{SkippedFile, WindowFile, WindowSnapshot};
+pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
 use loader::{BatchSource, Loader};
 use metrics::{truncate_metrics, MetricsWriter};
 use ninjazero_model::{Model, ModelError};
 use ninjazero_rules::Variant;
-use state::{JobId, TrainState};
+use state::{JobSettings, TrainState};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -91,6 +96,42 @@ pub enum TrainError {
     /// holds the last checkpoint to resume from.
     #[error("training stopped after step {step}; the last checkpoint is step {checkpoint}")]
     Interrupted { step: u64, checkpoint: u64 },
+    /// A loss, the gradient norm, a weight or an optimizer state became NaN or infinite at
+    /// `step` (1-based); nothing of that step was saved.
+    #[error("step {step}: the {quantity} is not finite; training stopped (a lower learning rate may help) and no checkpoint of it was written")]
+    NonFinite { step: u64, quantity: String },
+    /// The work directory holds a job with other settings.
+    #[error("{} holds a job with other settings ({}); rerun with that job's settings to resume it, or use another work directory", .work_dir.display(), describe_changes(.changes))]
+    OtherJob {
+        work_dir: PathBuf,
+        changes: Vec<SettingChange>,
+    },
+    /// The loader's batches would not fit in memory.
+    #[error("batch size {batch_size}: the batches in flight would take {} GiB, more than half of this machine's {} GiB", .needed / (1 << 30), .memory >> 30)]
+    BatchTooLarge {
+        batch_size: usize,
+        needed: u128,
+        memory: u64,
+    },
+    /// An output path that cannot be used (checked before any work).
+    #[error("{}: {reason}", path.display())]
+    BadPath { path: PathBuf, reason: String },
+}
+
+/// A job setting that differs between the work directory's job and a new request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingChange {
+    pub name: String,
+    pub old: String,
+    pub new: String,
+}
+
+fn describe_changes(changes: &[SettingChange]) -> String {
+    changes
+        .iter()
+        .map(|c| format!("{}: {} → {}", c.name, c.old, c.new))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl TrainError {
@@ -160,6 +201,106 @@ pub struct StepStats {
     pub policy_rows: u64,
     /// Gradient global norm before clipping.
     pub grad_norm: f64,
+}
+
+impl StepStats {
+    /// The first of the losses and the gradient norm that is NaN or infinite, as a
+    /// description with its value.
+    pub fn non_finite(&self) -> Option<String> {
+        [
+            ("policy loss", self.policy_loss),
+            ("value loss", self.value_loss),
+            ("gradient norm", self.grad_norm),
+        ]
+        .into_iter()
+        .find(|(_, value)| !value.is_finite())
+        .map(|(name, value)| format!("{name} ({value})"))
+    }
+}
+
+/// Fails with [`TrainError::NonFinite`] (at `step`) when a variable of `model` (weights and
+/// batch-norm statistics) or a state tensor of `optimizer` holds a NaN or an infinity.
+pub(crate) fn ensure_finite(
+    step: u64,
+    model: &Model,
+    optimizer: Option<&Optimizer>,
+) -> Result<(), TrainError> {
+    let mut named: Vec<(String, Tensor)> = model
+        .vs
+        .variables()
+        .into_iter()
+        .map(|(name, t)| (format!("weight {name}"), t))
+        .collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(optimizer) = optimizer {
+        named.extend(
+            optimizer
+                .named_state()
+                .into_iter()
+                .map(|(name, t)| (format!("optimizer state {name}"), t.shallow_clone())),
+        );
+    }
+    if named.is_empty() {
+        return Ok(());
+    }
+    // One flag per tensor, brought to the host at once.
+    let flags = tch::no_grad(|| {
+        let flags: Vec<Tensor> = named
+            .iter()
+            .map(|(_, t)| t.isfinite().all().to_device(Device::Cpu))
+            .collect();
+        Tensor::stack(&flags, 0).to_kind(Kind::Int64)
+    });
+    let flags = Vec::<i64>::try_from(flags)
+        .map_err(|e| TrainError::State(format!("checking the weights: {e}")))?;
+    match flags.iter().position(|&finite| finite == 0) {
+        Some(k) => Err(TrainError::NonFinite {
+            step,
+            quantity: named.swap_remove(k).0,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks, before any work, that the outputs can be written: `out` names a file (not a
+/// directory) in a directory that exists or can be created and is writable, and so is
+/// `work_dir`.
+fn check_outputs(out: &Path, work_dir: &Path) -> Result<(), TrainError> {
+    let bad = |path: &Path, reason: String| TrainError::BadPath {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if out.file_name().is_none() {
+        return Err(bad(out, "the output model needs a file name".into()));
+    }
+    for path in [
+        out.to_path_buf(),
+        ninjazero_model::checkpoint::sidecar_path(out),
+    ] {
+        if path.is_dir() {
+            return Err(bad(
+                &path,
+                "is a directory; the output model and its sidecar must be files".into(),
+            ));
+        }
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    for dir in [parent, work_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+        // Creating a file is the only reliable test (permissions, read-only mounts, ...).
+        let probe = dir.join(format!(".write-probe.{}.tmp", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&probe)
+            .map_err(|e| bad(dir, format!("cannot write here: {e}")))?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
 }
 
 /// A model and its optimizer: one call of [`Trainer::step`] is forward (train mode),
@@ -304,21 +445,34 @@ pub fn train_with_control(
     control: &RunControl,
 ) -> Result<TrainReport, TrainError> {
     config.validate().map_err(TrainError::Config)?;
+    // Everything that can be checked without data, before reading any.
+    check_outputs(out, work_dir)?;
+    loader::check_batch_memory(variant, config)?;
     tune_allocator();
-    std::fs::create_dir_all(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
     let init_name = init
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let job = JobId {
+    let settings = JobSettings {
         variant: variant.id().to_string(),
-        init_name: init_name.clone(),
-        init_fingerprint: state::fingerprint(init)?,
+        init: init_name.clone(),
+        init_contents: state::fingerprint(init)?,
+        data: window::absolute_dirs(data_dirs)?,
+        config: config.clone(),
     };
     let metrics_path = work_dir.join(METRICS_FILE);
 
-    // Resume the job in the work directory, or start it.
-    let previous = TrainState::read(work_dir)?.filter(|s| s.job == job);
+    // Resume the job in the work directory (only with its settings), or start it.
+    let previous = TrainState::read(work_dir)?;
+    if let Some(state) = &previous {
+        let changes = state.job.changes_to(&settings);
+        if !changes.is_empty() {
+            return Err(TrainError::OtherJob {
+                work_dir: work_dir.to_path_buf(),
+                changes,
+            });
+        }
+    }
     let mut skipped_files = Vec::new();
     let (mut state, mut model, samples) = match previous {
         Some(state) => {
@@ -337,7 +491,7 @@ pub fn train_with_control(
             skipped_files = skipped;
             let init_step = model.meta.training_step;
             model.meta.parent = Some(init_name.clone());
-            let state = TrainState::new(job, init_step, snapshot, config);
+            let state = TrainState::new(settings, init_step, snapshot);
             for stale in [METRICS_FILE, PLOT_FILE, state::STATE_FILE] {
                 let _ = std::fs::remove_file(work_dir.join(stale));
             }
@@ -351,13 +505,6 @@ pub fn train_with_control(
         // on the same window.
         state::save_checkpoint(work_dir, &mut state, &trainer.model, &trainer.optimizer)?;
     } else {
-        if state.optimizer.kind != config.optimizer {
-            return Err(TrainError::State(format!(
-                "the job in {} uses {:?}; resume it with the same optimizer or use another work directory",
-                work_dir.display(),
-                state.optimizer.kind
-            )));
-        }
         let path = state.checkpoint_dir(work_dir).join("optimizer.safetensors");
         trainer.optimizer.load(&path, state.optimizer.step)?;
     }
@@ -374,7 +521,7 @@ pub fn train_with_control(
             config.batch_size,
             config.loader_threads,
             device,
-        );
+        )?;
         let mut metrics = MetricsWriter::append_to(&metrics_path)?;
         while state.step < config.steps {
             if control.max_steps_this_run == Some(steps_this_run) {
@@ -388,6 +535,14 @@ pub fn train_with_control(
             let wait = step_start.elapsed().as_secs_f64();
             let lr = config.learning_rate_at(state.step);
             let stats = trainer.step(&batch, lr);
+            // Stop at once: the update is already in the weights, and every later step
+            // (and the summary's mean loss) would carry the NaN on.
+            if let Some(quantity) = stats.non_finite() {
+                return Err(TrainError::NonFinite {
+                    step: state.step + 1,
+                    quantity,
+                });
+            }
             state.step += 1;
             state.rng.samples_cursor += batch.size as u64;
             state.optimizer.step = trainer.optimizer.step;
@@ -446,7 +601,7 @@ pub fn train_with_control(
             .map_err(|e| TrainError::io(&work_dir.join(PLOT_FILE), e))?;
     }
     trainer.model.meta.training_step = state.init_training_step + state.step;
-    save_model_atomically(&trainer.model, out)?;
+    save_model_atomically(&trainer.model, out, state.step)?;
 
     let tail = &records[records.len().saturating_sub(10)..];
     let mean = |f: fn(&MetricsRecord) -> f64| {
@@ -487,8 +642,9 @@ fn checkpoint_step(state: &TrainState) -> u64 {
 }
 
 /// Saves `model` to `out` (and its sidecar) through a temporary directory beside it and
-/// renames, so a reader never sees a partial file.
-fn save_model_atomically(model: &Model, out: &Path) -> Result<(), TrainError> {
+/// renames, so a reader never sees a partial file; refuses non-finite weights.
+fn save_model_atomically(model: &Model, out: &Path, step: u64) -> Result<(), TrainError> {
+    ensure_finite(step, model, None)?;
     let parent = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -117,23 +117,40 @@ impl BatchSource {
         self.permutations.get(i / n)[(i % n) as usize] as usize
     }
 
-    /// The batch of the `size` samples from job sample number `first`, on `device`.
-    pub fn build(&self, first: u64, size: usize, device: Device) -> Batch {
+    /// The batch of the `size` samples from job sample number `first`, on `device`. An
+    /// allocation that fails (a batch too large for the machine) is an error, not a panic.
+    pub fn build(&self, first: u64, size: usize, device: Device) -> Result<Batch, TrainError> {
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            TrainError::Loader(format!("a batch of {size} samples: {what}: {e}"))
+        };
         let input_len = self.shape.input_len();
-        let b = size as i64;
+        let b = i64::try_from(size).map_err(|e| failed("size", &e))?;
         let (h, w) = (self.shape.height as i64, self.shape.width as i64);
-        let indices: Vec<usize> = (0..size as u64)
-            .map(|j| self.sample_at(first + j))
-            .collect();
+        let mut indices: Vec<usize> = Vec::new();
+        indices
+            .try_reserve_exact(size)
+            .map_err(|e| failed("sample indices", &e))?;
+        indices.extend((0..size as u64).map(|j| self.sample_at(first + j)));
         let samples = &*self.samples;
+        let mut bad_fen = None;
         let inputs = cpu_tensor(&[b, 42, h, w], Kind::Float, |data: &mut [f32]| {
             for (j, &s) in indices.iter().enumerate() {
-                let pos = Position::from_fen(self.variant, samples.fen(s))
-                    .expect("window positions are checked when loaded");
+                // Checked when the window was loaded; a failure here is reported, not hidden.
+                let pos = match Position::from_fen(self.variant, samples.fen(s)) {
+                    Ok(pos) => pos,
+                    Err(e) => {
+                        bad_fen = Some(format!("window position {s}: {e}"));
+                        return;
+                    }
+                };
                 let out = &mut data[j * input_len..(j + 1) * input_len];
                 encode_position(&self.shape, &pos, samples.repetitions[s] as u32, out);
             }
-        });
+        })
+        .map_err(|e| failed("inputs", &e))?;
+        if let Some(reason) = bad_fen {
+            return Err(TrainError::Loader(reason));
+        }
         let policy = cpu_tensor(
             &[b, self.policy_len as i64],
             Kind::Float,
@@ -146,32 +163,85 @@ impl BatchSource {
                     }
                 }
             },
-        );
+        )
+        .map_err(|e| failed("policy", &e))?;
         let policy_mask = cpu_tensor(&[b], Kind::Float, |data: &mut [f32]| {
             for (j, &s) in indices.iter().enumerate() {
                 data[j] = samples.full_search[s] as u8 as f32;
             }
-        });
+        })
+        .map_err(|e| failed("policy mask", &e))?;
         let wdl = cpu_tensor(&[b], Kind::Int64, |data: &mut [i64]| {
             for (j, &s) in indices.iter().enumerate() {
                 data[j] = samples.wdl[s] as i64;
             }
-        });
+        })
+        .map_err(|e| failed("WDL", &e))?;
         let to = |t: Tensor| {
             if device == Device::Cpu {
-                t
+                Ok(t)
             } else {
-                t.to_device(device)
+                t.f_to_device(device)
+                    .map_err(|e| failed("copy to the device", &e))
             }
         };
-        Batch {
-            inputs: to(inputs),
-            policy: to(policy),
-            policy_mask: to(policy_mask),
-            wdl: to(wdl),
+        Ok(Batch {
+            inputs: to(inputs)?,
+            policy: to(policy)?,
+            policy_mask: to(policy_mask)?,
+            wdl: to(wdl)?,
             size,
+        })
+    }
+}
+
+/// Bytes of one batch's tensors (inputs, dense policy, mask, WDL) for `variant`.
+fn batch_bytes(variant: Variant, batch_size: usize) -> u128 {
+    let shape = BoardShape::of(variant);
+    let per_sample = 4 * shape.input_len() + 4 * policy_len(&shape) + 4 + 8;
+    per_sample as u128 * batch_size as u128
+}
+
+/// Batches alive at once: two queued and one being built per loader thread, plus the one
+/// being trained on.
+fn batches_in_flight(loader_threads: usize) -> u128 {
+    3 * loader_threads.max(1) as u128 + 1
+}
+
+/// Refuses a batch size whose batches in flight would take more than half of the
+/// machine's memory, before anything is allocated. Where the memory size is unknown the
+/// loader still reports a failed allocation as an error.
+pub(crate) fn check_batch_memory(
+    variant: Variant,
+    config: &crate::TrainConfig,
+) -> Result<(), TrainError> {
+    let needed = batch_bytes(variant, config.batch_size) * batches_in_flight(config.loader_threads);
+    match physical_memory() {
+        Some(memory) if needed > memory as u128 / 2 => Err(TrainError::BatchTooLarge {
+            batch_size: config.batch_size,
+            needed,
+            memory,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The machine's physical memory in bytes, where known.
+fn physical_memory() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: sysconf only reads system parameters.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page_size > 0 {
+            return (pages as u64).checked_mul(page_size as u64);
         }
     }
+    None
 }
 
 /// A zeroed contiguous CPU tensor of `shape`, filled in place by `fill`.
@@ -179,8 +249,12 @@ impl BatchSource {
 /// Allocated with `empty` and zeroed here rather than with `Tensor::zeros`: libtorch fills
 /// large tensors with an OpenMP parallel loop, and an OpenMP region opened from a loader
 /// thread starts a second team of threads that competes with the trainer's for the cores.
-fn cpu_tensor<T: Copy + Default>(shape: &[i64], kind: Kind, fill: impl FnOnce(&mut [T])) -> Tensor {
-    let tensor = Tensor::empty(shape, (kind, Device::Cpu));
+fn cpu_tensor<T: Copy + Default>(
+    shape: &[i64],
+    kind: Kind,
+    fill: impl FnOnce(&mut [T]),
+) -> Result<Tensor, tch::TchError> {
+    let tensor = Tensor::f_empty(shape, (kind, Device::Cpu))?;
     assert_eq!(kind.elt_size_in_bytes(), std::mem::size_of::<T>());
     assert!(tensor.is_contiguous());
     let len = tensor.numel();
@@ -190,15 +264,15 @@ fn cpu_tensor<T: Copy + Default>(shape: &[i64], kind: Kind, fill: impl FnOnce(&m
     let data = unsafe { std::slice::from_raw_parts_mut(tensor.data_ptr() as *mut T, len) };
     data.fill(T::default());
     fill(data);
-    tensor
+    Ok(tensor)
 }
 
 /// Worker threads building batches ahead of the trainer.
 pub(crate) struct Loader {
-    receivers: Vec<Receiver<Batch>>,
+    receivers: Vec<Receiver<Result<Batch, TrainError>>>,
     next: usize,
     stop: Arc<AtomicBool>,
-    handles: Vec<JoinHandle<()>>,
+    handles: Vec<Option<JoinHandle<()>>>,
 }
 
 impl Loader {
@@ -209,16 +283,20 @@ impl Loader {
         batch_size: usize,
         threads: usize,
         device: Device,
-    ) -> Loader {
+    ) -> Result<Loader, TrainError> {
         let threads = threads.max(1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut receivers = Vec::with_capacity(threads);
-        let mut handles = Vec::with_capacity(threads);
+        // Built up in place, so that a failed spawn stops the workers already started.
+        let mut loader = Loader {
+            receivers: Vec::with_capacity(threads),
+            next: 0,
+            stop: Arc::new(AtomicBool::new(false)),
+            handles: Vec::with_capacity(threads),
+        };
         for worker in 0..threads {
             // Two batches queued per worker, one being built.
-            let (sender, receiver) = sync_channel::<Batch>(2);
+            let (sender, receiver) = sync_channel::<Result<Batch, TrainError>>(2);
             let source = source.clone();
-            let stop = stop.clone();
+            let stop = loader.stop.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("loader-{worker}"))
                 .spawn(move || {
@@ -228,31 +306,43 @@ impl Loader {
                     while !stop.load(Ordering::Relaxed) {
                         let first = cursor + k * batch_size as u64;
                         let batch = source.build(first, batch_size, device);
-                        if sender.send(batch).is_err() {
+                        // A failed batch is handed to the trainer, and this worker ends.
+                        let failed = batch.is_err();
+                        if sender.send(batch).is_err() || failed {
                             break;
                         }
                         k += threads as u64;
                     }
                 })
-                .expect("spawning a loader thread");
-            receivers.push(receiver);
-            handles.push(handle);
+                .map_err(|e| TrainError::Loader(format!("starting a loader thread: {e}")))?;
+            loader.receivers.push(receiver);
+            loader.handles.push(Some(handle));
         }
-        Loader {
-            receivers,
-            next: 0,
-            stop,
-            handles,
-        }
+        Ok(loader)
     }
 
-    /// The next batch in order (blocks until it is ready).
+    /// The next batch in order (blocks until it is ready), or the error that stopped the
+    /// worker building it.
     pub fn next_batch(&mut self) -> Result<Batch, TrainError> {
         let k = self.next % self.receivers.len();
         self.next += 1;
-        self.receivers[k]
-            .recv()
-            .map_err(|_| TrainError::Loader("a loader thread stopped".to_string()))
+        match self.receivers[k].recv() {
+            Ok(batch) => batch,
+            Err(_) => {
+                // The worker ended without a batch or an error: it panicked; say why.
+                let reason = match self.handles[k].take().map(JoinHandle::join) {
+                    Some(Err(payload)) => payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_string()),
+                    _ => "it ended".to_string(),
+                };
+                Err(TrainError::Loader(format!(
+                    "loader thread {k} stopped: {reason}"
+                )))
+            }
+        }
     }
 }
 
@@ -261,7 +351,7 @@ impl Drop for Loader {
         self.stop.store(true, Ordering::Relaxed);
         // Dropping the receivers makes blocked senders fail and their threads end.
         self.receivers.clear();
-        for handle in self.handles.drain(..) {
+        for handle in self.handles.drain(..).flatten() {
             let _ = handle.join();
         }
     }
@@ -280,5 +370,46 @@ mod tests {
         let mut sorted = a.clone();
         sorted.sort();
         assert_eq!(sorted, (0..1000).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_batch_that_cannot_be_allocated_is_an_error_from_the_loader() {
+        let variant = Variant::InsaneNinja;
+        let game = crate::synthetic::random_game(variant, 0, 8, &mut SplitMix64(1));
+        let samples = Samples::from_game(variant, &game, 0).unwrap();
+        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3));
+        assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);
+        // 2^46 samples need more memory than any address space holds.
+        let mut loader = Loader::start(source, 0, 1 << 46, 2, Device::Cpu).unwrap();
+        for _ in 0..2 {
+            match loader.next_batch() {
+                Err(TrainError::Loader(message)) => {
+                    assert!(message.contains("sample indices"), "{message}")
+                }
+                other => panic!("expected a loader error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn an_absurd_batch_size_is_refused_before_allocating() {
+        let config = crate::TrainConfig {
+            batch_size: 100_000_000,
+            ..crate::TrainConfig::preset("demo").unwrap()
+        };
+        let err = check_batch_memory(Variant::InsaneNinja, &config).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TrainError::BatchTooLarge {
+                    batch_size: 100_000_000,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let small = crate::TrainConfig::preset("gpu").unwrap();
+        check_batch_memory(Variant::InsaneNinja, &small).unwrap();
     }
 }

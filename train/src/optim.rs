@@ -140,18 +140,26 @@ impl Optimizer {
         });
     }
 
-    /// Writes the state tensors (`SLOT/VARIABLE`) to a safetensors file.
-    pub fn save(&self, path: &Path) -> Result<(), TrainError> {
+    /// The state tensors, named `SLOT/VARIABLE`.
+    pub(crate) fn named_state(&self) -> Vec<(String, &Tensor)> {
         let slots = Self::slot_names(self.kind);
-        let named: Vec<(String, Tensor)> = self
-            .params
+        self.params
             .iter()
             .flat_map(|p| {
                 slots
                     .iter()
                     .zip(&p.state)
-                    .map(|(slot, t)| (format!("{slot}/{}", p.name), t.contiguous()))
+                    .map(|(slot, t)| (format!("{slot}/{}", p.name), t))
             })
+            .collect()
+    }
+
+    /// Writes the state tensors ([`Optimizer::named_state`]) to a safetensors file.
+    pub fn save(&self, path: &Path) -> Result<(), TrainError> {
+        let named: Vec<(String, Tensor)> = self
+            .named_state()
+            .into_iter()
+            .map(|(name, t)| (name, t.contiguous()))
             .collect();
         Tensor::write_safetensors(&named, path).map_err(|e| TrainError::torch(path, e))
     }

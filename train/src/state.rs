@@ -14,6 +14,7 @@
 
 use crate::config::{OptimizerKind, TrainConfig};
 use crate::window::WindowSnapshot;
+use crate::SettingChange;
 use crate::TrainError;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -22,15 +23,60 @@ use std::path::{Path, PathBuf};
 
 pub(crate) const STATE_FILE: &str = "state.json";
 const FORMAT: &str = "ninjazero-train-state";
-const VERSION: u32 = 1;
+/// 2: the job's settings include the data directories; the window is ordered by the data.
+const VERSION: u32 = 2;
 
-/// What a job is: the same variant and the same initial checkpoint (name and contents).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JobId {
+/// Everything that decides what a job computes. A work directory resumes its job only
+/// when asked for the same settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct JobSettings {
     pub variant: String,
-    pub init_name: String,
-    /// FNV-1a 64 of the initial checkpoint's safetensors file, in hex.
-    pub init_fingerprint: String,
+    /// The initial checkpoint's file name ...
+    pub init: String,
+    /// ... and contents (FNV-1a 64 of the safetensors file, in hex).
+    pub init_contents: String,
+    /// The data directories (absolute), oldest generation first.
+    pub data: Vec<PathBuf>,
+    #[serde(flatten)]
+    pub config: TrainConfig,
+}
+
+/// Settings that change how a run goes, not what it computes: they may differ on resume.
+const RUN_OPTIONS: [&str; 2] = ["checkpoint_every", "loader_threads"];
+
+impl JobSettings {
+    /// The settings `new` asks for that differ from these, in name order. One comparison
+    /// of the settings' JSON form, so a setting added later is compared too.
+    pub fn changes_to(&self, new: &JobSettings) -> Vec<SettingChange> {
+        let fields = |s: &JobSettings| match serde_json::to_value(s) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => unreachable!("job settings serialise to a JSON object"),
+        };
+        let (old, new) = (fields(self), fields(new));
+        let mut changes: Vec<SettingChange> = new
+            .iter()
+            .filter(|(name, _)| !RUN_OPTIONS.contains(&name.as_str()))
+            .filter_map(|(name, value)| {
+                let before = old.get(name).unwrap_or(&serde_json::Value::Null);
+                (before != value).then(|| SettingChange {
+                    name: name.clone(),
+                    old: show(before),
+                    new: show(value),
+                })
+            })
+            .collect();
+        changes.sort_by(|a, b| a.name.cmp(&b.name));
+        changes
+    }
+}
+
+/// A setting's value as a user reads it: strings without quotes, lists joined by commas.
+fn show(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
 }
 
 /// The loader's position and the shuffling generator's state: sample `i` of the job is
@@ -54,7 +100,7 @@ pub(crate) struct OptimizerState {
 pub(crate) struct TrainState {
     pub format: String,
     pub version: u32,
-    pub job: JobId,
+    pub job: JobSettings,
     /// Steps done in this job.
     pub step: u64,
     /// The checkpoint directory (relative to the work directory) holding `step`'s model
@@ -64,35 +110,25 @@ pub(crate) struct TrainState {
     pub rng: RngState,
     pub optimizer: OptimizerState,
     pub window: WindowSnapshot,
-    /// The configuration the job was started with.
-    pub config: TrainConfig,
 }
 
 impl TrainState {
-    pub fn new(
-        job: JobId,
-        init_training_step: u64,
-        window: WindowSnapshot,
-        config: &TrainConfig,
-    ) -> TrainState {
+    pub fn new(job: JobSettings, init_training_step: u64, window: WindowSnapshot) -> TrainState {
+        let (seed, kind) = (job.config.seed, job.config.optimizer);
         TrainState {
             format: FORMAT.to_string(),
             version: VERSION,
-            job,
             step: 0,
             checkpoint: String::new(),
             init_training_step,
             rng: RngState {
                 algorithm: "splitmix64 Fisher-Yates per epoch".to_string(),
-                seed: config.seed,
+                seed,
                 samples_cursor: 0,
             },
-            optimizer: OptimizerState {
-                kind: config.optimizer,
-                step: 0,
-            },
+            optimizer: OptimizerState { kind, step: 0 },
             window,
-            config: config.clone(),
+            job,
         }
     }
 
@@ -104,17 +140,19 @@ impl TrainState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(TrainError::io(&path, e)),
         };
-        let state: TrainState = serde_json::from_str(&text)
-            .map_err(|e| TrainError::State(format!("{}: {e}", path.display())))?;
-        if state.format != FORMAT || state.version != VERSION {
+        let bad = |e: serde_json::Error| TrainError::State(format!("{}: {e}", path.display()));
+        // The format first, so that an older layout is named as such.
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+        let (format, version) = (&value["format"], &value["version"]);
+        if format.as_str() != Some(FORMAT) || version.as_u64() != Some(VERSION.into()) {
             return Err(TrainError::State(format!(
-                "{}: format {} version {}, expected {FORMAT} version {VERSION}",
-                path.display(),
-                state.format,
-                state.version
+                "{}: format {format} version {version}, this build resumes {FORMAT} version \
+                 {VERSION}; finish that job with the build that started it or use another \
+                 work directory",
+                path.display()
             )));
         }
-        Ok(Some(state))
+        serde_json::from_value(value).map(Some).map_err(bad)
     }
 
     pub fn checkpoint_dir(&self, work_dir: &Path) -> PathBuf {
@@ -156,13 +194,15 @@ fn sync_file(path: &Path) -> Result<(), TrainError> {
         .map_err(|e| TrainError::io(path, e))
 }
 
-/// Writes a checkpoint for `state.step` and makes `state.json` point at it.
+/// Writes a checkpoint for `state.step` and makes `state.json` point at it; refuses one
+/// with a non-finite weight or optimizer state (it could only poison a resumed job).
 pub(crate) fn save_checkpoint(
     work_dir: &Path,
     state: &mut TrainState,
     model: &ninjazero_model::Model,
     optimizer: &crate::optim::Optimizer,
 ) -> Result<(), TrainError> {
+    crate::ensure_finite(state.step, model, Some(optimizer))?;
     let name = format!("ckpt-{:08}", state.step);
     let dir = work_dir.join(&name);
     let tmp = work_dir.join(format!("{name}.tmp"));

@@ -1,6 +1,11 @@
 //! The replay window: the newest positions of one or more dataset directories, checked and
 //! held compactly in memory, plus the snapshot that lets a resumed job rebuild exactly the
 //! same window.
+//!
+//! "Newest" is what the data says, never file names, file boundaries or modification
+//! times: games are ordered by the position of their directory in the data list (later
+//! directories are newer generations), then by game id. The same games therefore give the
+//! same window, in the same order, however self-play split them into files.
 
 use crate::TrainError;
 use ninjazero_data::{dataset_files, read_file, GameRecord};
@@ -11,22 +16,36 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-/// One file of a window: its newest `positions` positions are used (the first `skip`
-/// positions of the file are older than the window).
+/// A game's place in the data's order: older generations (earlier data directories)
+/// first, then game ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct GameKey {
+    /// Position of the game's directory in the data directory list.
+    pub generation: usize,
+    pub game_id: u64,
+}
+
+/// A file holding games of a window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowFile {
     pub path: PathBuf,
     /// File size when the window was taken (a changed file is refused on resume).
     pub bytes: u64,
-    pub skip: usize,
-    pub positions: usize,
+    /// Position of the file's directory in the data directory list.
+    pub generation: usize,
+    /// How many of the file's games are in the window.
+    pub games: usize,
 }
 
-/// The positions a job trains on, fixed when the job starts.
+/// The positions a job trains on, fixed when the job starts: every game from `first_game`
+/// on (in the data's order), less the first `skip` positions of `first_game`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowSnapshot {
-    /// Newest file first.
+    /// The files holding the window's games.
     pub files: Vec<WindowFile>,
+    /// The window's oldest game.
+    pub first_game: GameKey,
+    pub skip: usize,
     /// Positions in all usable files when the window was taken.
     pub total_positions: usize,
     /// Positions in the window.
@@ -41,7 +60,7 @@ pub struct SkippedFile {
 }
 
 /// The window's positions, stored flat: FEN text, sparse policy, targets.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Samples {
     fens: String,
     fen_ends: Vec<usize>,
@@ -76,75 +95,68 @@ impl Samples {
         )
     }
 
-    /// Appends the positions of `games` after the first `skip`, checking every position
-    /// parsed. On error nothing is appended.
-    fn extend_from_games(
-        &mut self,
+    /// The positions of `game` after its first `skip`, checking every position parsed.
+    pub(crate) fn from_game(
         variant: Variant,
-        games: &[GameRecord],
+        game: &GameRecord,
         skip: usize,
-    ) -> Result<(), String> {
-        let mut staged = Samples::default();
+    ) -> Result<Samples, String> {
+        let mut samples = Samples::default();
         let policy_size = policy_len(&BoardShape::of(variant)) as u32;
-        let mut k = 0usize;
-        for game in games {
-            let mut seen: HashMap<u64, u8> = HashMap::new();
-            for record in &game.positions {
-                let pos = Position::from_fen(variant, &record.fen).map_err(|e| {
-                    format!("game {} ply {}: bad FEN: {e}", game.game_id, record.ply)
-                })?;
-                if pos.turn() != record.side_to_move {
+        // Repetitions count from the game's start, skipped positions included.
+        let mut seen: HashMap<u64, u8> = HashMap::new();
+        for (k, record) in game.positions.iter().enumerate() {
+            let pos = Position::from_fen(variant, &record.fen)
+                .map_err(|e| format!("game {} ply {}: bad FEN: {e}", game.game_id, record.ply))?;
+            if pos.turn() != record.side_to_move {
+                return Err(format!(
+                    "game {} ply {}: side_to_move disagrees with the FEN",
+                    game.game_id, record.ply
+                ));
+            }
+            let count = seen.entry(pos.hash()).or_insert(0);
+            *count = count.saturating_add(1);
+            let repetitions = *count;
+            if k < skip {
+                continue;
+            }
+            let mut sum = 0.0f64;
+            for entry in &record.policy {
+                if entry.index >= policy_size {
                     return Err(format!(
-                        "game {} ply {}: side_to_move disagrees with the FEN",
-                        game.game_id, record.ply
+                        "game {} ply {}: policy index {} outside the policy ({policy_size})",
+                        game.game_id, record.ply, entry.index
                     ));
                 }
-                let count = seen.entry(pos.hash()).or_insert(0);
-                *count = count.saturating_add(1);
-                let repetitions = *count;
-                k += 1;
-                if k <= skip {
-                    continue;
+                if !(entry.probability.is_finite() && entry.probability >= 0.0) {
+                    return Err(format!(
+                        "game {} ply {}: policy probability {}",
+                        game.game_id, record.ply, entry.probability
+                    ));
                 }
-                let mut sum = 0.0f64;
-                for entry in &record.policy {
-                    if entry.index >= policy_size {
-                        return Err(format!(
-                            "game {} ply {}: policy index {} outside the policy ({policy_size})",
-                            game.game_id, record.ply, entry.index
-                        ));
-                    }
-                    if !(entry.probability.is_finite() && entry.probability >= 0.0) {
-                        return Err(format!(
-                            "game {} ply {}: policy probability {}",
-                            game.game_id, record.ply, entry.probability
-                        ));
-                    }
-                    sum += entry.probability as f64;
-                }
-                let use_policy = record.full_search && sum > 0.0;
-                if use_policy {
-                    for entry in &record.policy {
-                        staged.policy_index.push(entry.index);
-                        staged
-                            .policy_prob
-                            .push((entry.probability as f64 / sum) as f32);
-                    }
-                }
-                staged.policy_ends.push(staged.policy_index.len());
-                staged.fens.push_str(&record.fen);
-                staged.fen_ends.push(staged.fens.len());
-                staged.full_search.push(use_policy);
-                staged.wdl.push(match game.winner {
-                    None => 1,
-                    Some(w) if w == record.side_to_move => 0,
-                    Some(_) => 2,
-                });
-                staged.repetitions.push(repetitions);
+                sum += entry.probability as f64;
             }
+            let use_policy = record.full_search && sum > 0.0;
+            if use_policy {
+                for entry in &record.policy {
+                    samples.policy_index.push(entry.index);
+                    samples
+                        .policy_prob
+                        .push((entry.probability as f64 / sum) as f32);
+                }
+            }
+            samples.policy_ends.push(samples.policy_index.len());
+            samples.fens.push_str(&record.fen);
+            samples.fen_ends.push(samples.fens.len());
+            samples.full_search.push(use_policy);
+            samples.wdl.push(match game.winner {
+                None => 1,
+                Some(w) if w == record.side_to_move => 0,
+                Some(_) => 2,
+            });
+            samples.repetitions.push(repetitions);
         }
-        self.append(staged);
-        Ok(())
+        Ok(samples)
     }
 
     fn append(&mut self, other: Samples) {
@@ -163,12 +175,20 @@ impl Samples {
     }
 }
 
-fn positions_in(games: &[GameRecord]) -> usize {
-    games.iter().map(|g| g.positions.len()).sum()
+/// The games of a file as (game id, positions), in file order.
+type GameList = Vec<(u64, usize)>;
+
+fn game_list(games: &[GameRecord]) -> GameList {
+    games
+        .iter()
+        .map(|g| (g.game_id, g.positions.len()))
+        .collect()
 }
 
 /// What the work directory remembers about data files it has read, so that a new job does
-/// not re-read old files just to count their positions.
+/// not re-read old files just to list their games. An entry is used while the file's size
+/// and modification time are unchanged; a touched file is read again, and since the window
+/// depends only on the games, that cannot change it.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct DataIndex {
     files: BTreeMap<String, IndexEntry>,
@@ -179,11 +199,13 @@ struct IndexEntry {
     bytes: u64,
     modified_ns: u128,
     variant: String,
-    /// Positions, or why the file is unusable.
-    outcome: Result<usize, String>,
+    /// The file's games, or why the file is unusable.
+    outcome: Result<GameList, String>,
 }
 
 impl DataIndex {
+    /// The index at `path`; empty when absent or unreadable (an index written by an older
+    /// build included), which only costs reading the files again.
     pub fn load(path: &Path) -> DataIndex {
         std::fs::read_to_string(path)
             .ok()
@@ -201,11 +223,32 @@ struct Candidate {
     path: PathBuf,
     bytes: u64,
     modified_ns: u128,
+    generation: usize,
+}
+
+/// The data directories as absolute paths, in order. A directory listed twice is refused:
+/// its place in the list is the generation of its games.
+pub(crate) fn absolute_dirs(data_dirs: &[PathBuf]) -> Result<Vec<PathBuf>, TrainError> {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(data_dirs.len());
+    for dir in data_dirs {
+        let absolute = dir
+            .canonicalize()
+            .or_else(|_| std::path::absolute(dir))
+            .unwrap_or_else(|_| dir.clone());
+        if out.contains(&absolute) {
+            return Err(TrainError::Config(format!(
+                "data directory {} is listed twice",
+                dir.display()
+            )));
+        }
+        out.push(absolute);
+    }
+    Ok(out)
 }
 
 fn candidates(data_dirs: &[PathBuf]) -> Result<Vec<Candidate>, TrainError> {
     let mut out = Vec::new();
-    for dir in data_dirs {
+    for (generation, dir) in absolute_dirs(data_dirs)?.into_iter().enumerate() {
         if !dir.is_dir() {
             eprintln!(
                 "warning: data directory {} does not exist (no positions from it)",
@@ -213,7 +256,7 @@ fn candidates(data_dirs: &[PathBuf]) -> Result<Vec<Candidate>, TrainError> {
             );
             continue;
         }
-        for path in dataset_files(dir).map_err(|e| TrainError::Data(e.to_string()))? {
+        for path in dataset_files(&dir).map_err(|e| TrainError::Data(e.to_string()))? {
             let meta = std::fs::metadata(&path).map_err(|e| TrainError::io(&path, e))?;
             let modified_ns = meta
                 .modified()
@@ -225,20 +268,28 @@ fn candidates(data_dirs: &[PathBuf]) -> Result<Vec<Candidate>, TrainError> {
                 path: path.canonicalize().unwrap_or(path),
                 bytes: meta.len(),
                 modified_ns,
+                generation,
             });
         }
     }
-    // Newest first; the name breaks ties (names carry the first game id and the time).
+    // The newest generation first, then names (they start with the first game id): the
+    // order of reading, which only decides which games pass 1 keeps in memory.
     out.sort_by(|a, b| {
-        b.modified_ns
-            .cmp(&a.modified_ns)
+        b.generation
+            .cmp(&a.generation)
             .then_with(|| b.path.cmp(&a.path))
     });
-    out.dedup_by(|a, b| a.path == b.path);
     Ok(out)
 }
 
-/// Takes a new window over `data_dirs`: counts the positions of every usable file (from the
+/// A game found in pass 1: its key, positions and file (index into the candidates).
+struct GameEntry {
+    key: GameKey,
+    positions: usize,
+    file: usize,
+}
+
+/// Takes a new window over `data_dirs`: lists the games of every usable file (from the
 /// index where it knows the file), sizes the window from the total, and loads the newest
 /// positions. Unusable files are reported through `warn` and skipped.
 pub(crate) fn take_window(
@@ -258,8 +309,10 @@ pub(crate) fn take_window(
         warn(&s);
         skipped.push(s);
     };
-    // Pass 1: positions per usable file; games of the newest files are kept for pass 2.
-    let mut counts: Vec<(usize, usize)> = Vec::new(); // (candidate, positions)
+    // Pass 1: the games of every usable file; those of the first files read are kept for
+    // pass 2 (up to a window's worth).
+    let mut games: Vec<GameEntry> = Vec::new();
+    let mut lists: HashMap<usize, GameList> = HashMap::new();
     let mut kept: HashMap<usize, Vec<GameRecord>> = HashMap::new();
     let mut kept_positions = 0usize;
     for (i, file) in files.iter().enumerate() {
@@ -271,13 +324,13 @@ pub(crate) fn take_window(
             Some(entry) => entry.outcome.clone(),
             None => {
                 let outcome = match read_file(&file.path, Some(variant)) {
-                    Ok(games) => {
-                        let n = positions_in(&games);
+                    Ok(read) => {
+                        let list = game_list(&read);
                         if kept_positions < config.max_window {
-                            kept_positions += n;
-                            kept.insert(i, games);
+                            kept_positions += list.iter().map(|&(_, n)| n).sum::<usize>();
+                            kept.insert(i, read);
                         }
-                        Ok(n)
+                        Ok(list)
                     }
                     Err(e) => Err(e.to_string()),
                 };
@@ -294,64 +347,160 @@ pub(crate) fn take_window(
             }
         };
         match outcome {
-            Ok(n) => counts.push((i, n)),
+            Ok(list) => {
+                games.extend(list.iter().map(|&(game_id, positions)| GameEntry {
+                    key: GameKey {
+                        generation: file.generation,
+                        game_id,
+                    },
+                    positions,
+                    file: i,
+                }));
+                lists.insert(i, list);
+            }
             Err(reason) => skip(&file.path, reason, &mut skipped),
         }
     }
-    let total: usize = counts.iter().map(|&(_, n)| n).sum();
-    let size = config.window_size(total);
-    // Pass 2: the newest positions, newest file first.
-    let mut samples = Samples::default();
-    let mut window_files = Vec::new();
-    for &(i, n) in &counts {
-        if samples.len() >= size {
-            break;
-        }
-        let file = &files[i];
-        let need = size - samples.len();
-        let skip_count = n.saturating_sub(need);
-        let games = match kept.remove(&i) {
-            Some(games) => Ok(games),
-            None => read_file(&file.path, Some(variant)).map_err(|e| e.to_string()),
-        };
-        let result = games.and_then(|games| {
-            if positions_in(&games) != n {
-                return Err("the file changed while being read".to_string());
-            }
-            samples.extend_from_games(variant, &games, skip_count)
-        });
-        match result {
-            Ok(()) => window_files.push(WindowFile {
-                path: file.path.clone(),
-                bytes: file.bytes,
-                skip: skip_count,
-                positions: n - skip_count,
-            }),
-            Err(reason) => {
-                if let Some(entry) = index.files.get_mut(&*file.path.to_string_lossy()) {
-                    entry.outcome = Err(reason.clone());
-                }
-                skip(&file.path, reason, &mut skipped);
-            }
-        }
-    }
-    if samples.len() == 0 {
-        return Err(TrainError::NoData(format!(
-            "no usable {} positions in {}",
-            variant.id(),
-            data_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+    games.sort_by_key(|g| g.key);
+    // Two games with one key would have no order of their own (only their files'), so the
+    // window would depend on file names.
+    if let Some(pair) = games.windows(2).find(|w| w[0].key == w[1].key) {
+        return Err(TrainError::Data(format!(
+            "game {} is in both {} and {}: a game id may appear only once in a data directory",
+            pair[0].key.game_id,
+            files[pair[0].file].path.display(),
+            files[pair[1].file].path.display()
         )));
     }
+
+    // Pass 2: the newest positions. A file that fails now is skipped and the window taken
+    // again without it.
+    loop {
+        let total: usize = games.iter().map(|g| g.positions).sum();
+        let Some((snapshot, window_files)) = select(&games, &files, config.window_size(total))
+        else {
+            return Err(TrainError::NoData(format!(
+                "no usable {} positions in {}",
+                variant.id(),
+                data_dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let mut read = |f: usize| -> Result<Vec<GameRecord>, String> {
+            let i = window_files[f];
+            let read = match kept.remove(&i) {
+                Some(read) => read,
+                None => read_file(&files[i].path, Some(variant)).map_err(|e| e.to_string())?,
+            };
+            if lists.get(&i) != Some(&game_list(&read)) {
+                return Err("the file changed while being read".to_string());
+            }
+            Ok(read)
+        };
+        match collect(variant, &snapshot, &mut read) {
+            Ok(samples) => return Ok((snapshot, samples, skipped)),
+            Err((f, reason)) => {
+                let i = window_files[f];
+                if let Some(entry) = index.files.get_mut(&*files[i].path.to_string_lossy()) {
+                    entry.outcome = Err(reason.clone());
+                }
+                skip(&files[i].path, reason, &mut skipped);
+                games.retain(|g| g.file != i);
+            }
+        }
+    }
+}
+
+/// The window of the newest `size` positions of `games` (sorted, `size` at most their
+/// total), and the candidate index of each of its files; None when `size` is 0.
+fn select(
+    games: &[GameEntry],
+    files: &[Candidate],
+    size: usize,
+) -> Option<(WindowSnapshot, Vec<usize>)> {
+    let mut taken = 0usize;
+    let mut first = games.len();
+    while taken < size && first > 0 {
+        first -= 1;
+        taken += games[first].positions;
+    }
+    if size == 0 {
+        return None;
+    }
+    let mut per_file: BTreeMap<usize, usize> = BTreeMap::new();
+    for g in &games[first..] {
+        *per_file.entry(g.file).or_default() += 1;
+    }
+    let mut window_files: Vec<usize> = per_file.keys().copied().collect();
+    window_files.sort_by(|&a, &b| {
+        (files[a].generation, &files[a].path).cmp(&(files[b].generation, &files[b].path))
+    });
     let snapshot = WindowSnapshot {
-        files: window_files,
-        total_positions: total,
-        size: samples.len(),
+        files: window_files
+            .iter()
+            .map(|&i| WindowFile {
+                path: files[i].path.clone(),
+                bytes: files[i].bytes,
+                generation: files[i].generation,
+                games: per_file[&i],
+            })
+            .collect(),
+        first_game: games[first].key,
+        skip: taken - size,
+        total_positions: games.iter().map(|g| g.positions).sum(),
+        size,
     };
-    Ok((snapshot, samples, skipped))
+    Some((snapshot, window_files))
+}
+
+/// The samples of `snapshot` in the data's order: the games from `first_game` on in its
+/// files, less `skip` positions at the start of `first_game`. `read(f)` gives the games of
+/// `snapshot.files[f]`; an error comes with the index of the file it concerns.
+fn collect(
+    variant: Variant,
+    snapshot: &WindowSnapshot,
+    read: &mut dyn FnMut(usize) -> Result<Vec<GameRecord>, String>,
+) -> Result<Samples, (usize, String)> {
+    let mut parts: Vec<(GameKey, Samples)> = Vec::new();
+    for (f, file) in snapshot.files.iter().enumerate() {
+        let games = read(f).map_err(|reason| (f, reason))?;
+        let before = parts.len();
+        for game in &games {
+            let key = GameKey {
+                generation: file.generation,
+                game_id: game.game_id,
+            };
+            if key < snapshot.first_game {
+                continue;
+            }
+            let skip = if key == snapshot.first_game {
+                snapshot.skip
+            } else {
+                0
+            };
+            let part = Samples::from_game(variant, game, skip).map_err(|reason| (f, reason))?;
+            parts.push((key, part));
+        }
+        let taken = parts.len() - before;
+        if taken != file.games {
+            return Err((
+                f,
+                format!(
+                    "holds {taken} games of the window, the window recorded {}",
+                    file.games
+                ),
+            ));
+        }
+    }
+    parts.sort_by_key(|(key, _)| *key);
+    let mut samples = Samples::default();
+    for (_, part) in parts {
+        samples.append(part);
+    }
+    Ok(samples)
 }
 
 /// Rebuilds the positions of a window recorded in a checkpoint.
@@ -359,33 +508,22 @@ pub(crate) fn load_window(
     variant: Variant,
     snapshot: &WindowSnapshot,
 ) -> Result<Samples, TrainError> {
-    let mut samples = Samples::default();
-    for file in &snapshot.files {
+    let mut read = |f: usize| -> Result<Vec<GameRecord>, String> {
+        let file = &snapshot.files[f];
         let bytes = std::fs::metadata(&file.path)
-            .map_err(|e| TrainError::io(&file.path, e))?
+            .map_err(|e| e.to_string())?
             .len();
         if bytes != file.bytes {
-            return Err(TrainError::Data(format!(
-                "{}: the file changed since the window was taken ({} bytes, then {})",
-                file.path.display(),
-                bytes,
+            return Err(format!(
+                "the file changed since the window was taken ({bytes} bytes, then {})",
                 file.bytes
-            )));
+            ));
         }
-        let games =
-            read_file(&file.path, Some(variant)).map_err(|e| TrainError::Data(e.to_string()))?;
-        let n = positions_in(&games);
-        if n != file.skip + file.positions {
-            return Err(TrainError::Data(format!(
-                "{}: holds {n} positions, the window recorded {}",
-                file.path.display(),
-                file.skip + file.positions
-            )));
-        }
-        samples
-            .extend_from_games(variant, &games, file.skip)
-            .map_err(|reason| TrainError::Data(format!("{}: {reason}", file.path.display())))?;
-    }
+        read_file(&file.path, Some(variant)).map_err(|e| e.to_string())
+    };
+    let samples = collect(variant, snapshot, &mut read).map_err(|(f, reason)| {
+        TrainError::Data(format!("{}: {reason}", snapshot.files[f].path.display()))
+    })?;
     if samples.len() != snapshot.size {
         return Err(TrainError::Data(format!(
             "the window holds {} positions, the checkpoint recorded {}",
@@ -394,4 +532,156 @@ pub(crate) fn load_window(
         )));
     }
     Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::random_game;
+    use crate::{SplitMix64, TrainConfig};
+    use ninjazero_data::{DatasetWriter, FileMeta};
+    use std::time::{Duration, SystemTime};
+
+    const VARIANT: Variant = Variant::InsaneNinja;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ninjazero-window-test-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Games of random legal moves with the given ids.
+    fn games(ids: impl IntoIterator<Item = u64>) -> Vec<GameRecord> {
+        ids.into_iter()
+            .map(|id| random_game(VARIANT, id, 12, &mut SplitMix64(id)))
+            .collect()
+    }
+
+    /// Writes one file per group, in the order given.
+    fn write_files(dir: &Path, groups: &[Vec<GameRecord>]) -> Vec<PathBuf> {
+        let meta = FileMeta {
+            variant: VARIANT,
+            search_settings: "{}".to_string(),
+            seed: 0,
+            model_id: "random".to_string(),
+        };
+        let mut files = Vec::new();
+        for group in groups {
+            let mut writer = DatasetWriter::create(dir, meta.clone(), group.len()).unwrap();
+            for game in group {
+                writer.add_game(game.clone()).unwrap();
+            }
+            files.extend_from_slice(writer.files_written());
+            writer.finish().unwrap();
+        }
+        files
+    }
+
+    /// A window of exactly `size` positions (when there are that many).
+    fn take(dirs: &[PathBuf], size: usize, index: &mut DataIndex) -> (WindowSnapshot, Samples) {
+        let config = TrainConfig {
+            min_window: size,
+            max_window: size,
+            ..TrainConfig::preset("demo").unwrap()
+        };
+        let (snapshot, samples, skipped) =
+            take_window(VARIANT, dirs, &config, index, &mut |_| {}).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert_eq!(samples.len(), size);
+        (snapshot, samples)
+    }
+
+    fn set_mtime(path: &Path, time: SystemTime) {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+    }
+
+    #[test]
+    fn touching_a_file_leaves_the_window_alone() {
+        let dir = temp_dir("touch");
+        let all = games(0..8);
+        let files = write_files(
+            &dir,
+            &[all[..3].to_vec(), all[3..6].to_vec(), all[6..].to_vec()],
+        );
+        let dirs = [dir.clone()];
+        let mut index = DataIndex::default();
+        let (snapshot, samples) = take(&dirs, 30, &mut index);
+        // The newest games by id, ending with the last position of game 7.
+        let last = &all[7].positions;
+        assert_eq!(samples.fen(samples.len() - 1), last[last.len() - 1].fen);
+        assert!(snapshot.first_game.game_id >= 4, "{snapshot:?}");
+
+        // The oldest games' file becomes the newest by time, the newest games' the oldest.
+        let now = SystemTime::now();
+        set_mtime(&files[0], now + Duration::from_secs(3600));
+        set_mtime(&files[2], SystemTime::UNIX_EPOCH + Duration::from_secs(1));
+        assert_eq!(take(&dirs, 30, &mut index), (snapshot.clone(), samples));
+        let mut fresh = DataIndex::default();
+        assert_eq!(take(&dirs, 30, &mut fresh).0, snapshot);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_same_games_in_other_files_give_the_same_window() {
+        let dir = temp_dir("split");
+        let (one, split) = (dir.join("one"), dir.join("split"));
+        let all = games(0..8);
+        write_files(&one, std::slice::from_ref(&all));
+        // Odd ids first (so the even file is newer by name and time), interleaved ids.
+        let odd: Vec<_> = all.iter().filter(|g| g.game_id % 2 == 1).cloned().collect();
+        let even: Vec<_> = all.iter().filter(|g| g.game_id % 2 == 0).cloned().collect();
+        write_files(&split, &[odd, even]);
+
+        let (a, samples_a) = take(&[one], 30, &mut DataIndex::default());
+        let (b, samples_b) = take(&[split], 30, &mut DataIndex::default());
+        assert_eq!(samples_a, samples_b);
+        assert_eq!((a.first_game, a.skip), (b.first_game, b.skip));
+        assert_eq!(b.files.len(), 2, "the window spans both files");
+        // A resumed job rebuilds the same positions from the snapshot.
+        assert_eq!(load_window(VARIANT, &b).unwrap(), samples_b);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn later_directories_are_newer_whatever_their_ids() {
+        let dir = temp_dir("generations");
+        let (old, new) = (dir.join("gen-0"), dir.join("gen-1"));
+        write_files(&old, &[games(100..104)]);
+        write_files(&new, &[games(0..4)]);
+        let (snapshot, samples) = take(&[old, new], 20, &mut DataIndex::default());
+        assert_eq!(snapshot.first_game.generation, 1);
+        assert!(snapshot.files.iter().all(|f| f.generation == 1));
+        let last = &games([3])[0].positions;
+        assert_eq!(samples.fen(19), last[last.len() - 1].fen);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_game_id_twice_in_a_directory_is_refused() {
+        let dir = temp_dir("duplicate");
+        write_files(&dir, &[games(0..3), games(2..5)]);
+        let config = TrainConfig::preset("demo").unwrap();
+        let err = take_window(
+            VARIANT,
+            std::slice::from_ref(&dir),
+            &config,
+            &mut DataIndex::default(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, TrainError::Data(m) if m.contains("game 2 is in both")),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -7,7 +7,7 @@ use ninjazero_rules::Variant;
 use ninjazero_train::synthetic::{random_game, write_random_games};
 use ninjazero_train::{
     read_metrics, train, train_with_control, OptimizerKind, RunControl, Schedule, SplitMix64,
-    TrainConfig, TrainError, METRICS_FILE, PLOT_FILE,
+    TrainConfig, TrainError, TrainReport, METRICS_FILE, PLOT_FILE,
 };
 use std::path::{Path, PathBuf};
 use tch::Device;
@@ -361,6 +361,347 @@ fn a_data_dir_without_usable_files_is_an_error() {
         &quiet,
     )
     .unwrap_err();
+    assert!(matches!(err, TrainError::NoData(_)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every tensor of a safetensors file is finite.
+fn all_finite(path: &Path) -> bool {
+    weights(path)
+        .iter()
+        .all(|(_, t)| t.isfinite().all().int64_value(&[]) == 1)
+}
+
+/// The model and optimizer files of the checkpoint `state.json` names.
+fn current_checkpoint(work: &Path) -> (PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(work.join("state.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = work.join(state["checkpoint"].as_str().unwrap());
+    (
+        dir.join("model.safetensors"),
+        dir.join("optimizer.safetensors"),
+    )
+}
+
+#[test]
+fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
+    let dir = temp_dir("nan");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let out = dir.join("out.safetensors");
+    let work = dir.join("work");
+    let config = TrainConfig {
+        learning_rate: 1e30,
+        schedule: Schedule::Constant,
+        warmup_steps: 0,
+        checkpoint_every: 1,
+        ..config(20)
+    };
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &out,
+        &work,
+        &config,
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    let TrainError::NonFinite { step, quantity } = &err else {
+        panic!("expected a non-finite error, got {err}");
+    };
+    assert!((1..=20).contains(step), "{err}");
+    assert!(
+        ["policy loss", "value loss", "gradient norm"]
+            .iter()
+            .any(|q| quantity.starts_with(q)),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&format!("step {step}")), "{err}");
+    // No output model; the resumable checkpoint is the last finite one, before the step.
+    assert!(!out.exists());
+    assert!(!ninjazero_model::checkpoint::sidecar_path(&out).exists());
+    let (model, optimizer) = current_checkpoint(&work);
+    assert!(all_finite(&model) && all_finite(&optimizer));
+    let records = read_metrics(&work.join(METRICS_FILE));
+    assert_eq!(
+        records.len() as u64,
+        step - 1,
+        "no metrics line for the failed step"
+    );
+    assert!(records.iter().all(|r| r.stats.loss.is_finite()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_checkpoint_with_non_finite_weights_is_never_written() {
+    let dir = temp_dir("nan-init");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
+    let model = Model::new(VARIANT, &Preset::Tiny.config(), Device::Cpu);
+    let (name, mut tensor) = model.vs.variables().into_iter().next().unwrap();
+    let _ = tch::no_grad(|| tensor.fill_(f64::NAN));
+    let init = dir.join("nan.safetensors");
+    model.save(&init).unwrap();
+    let work = dir.join("work");
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &work,
+        &config(2),
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, TrainError::NonFinite { step: 0, quantity } if quantity == &format!("weight {name}")),
+        "{err}"
+    );
+    assert!(!work.join("state.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_work_dir_resumes_only_the_job_with_its_settings() {
+    let dir = temp_dir("settings");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 4, 12, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let out = dir.join("out.safetensors");
+    let work = dir.join("work");
+    let run = |config: &TrainConfig, data_dirs: &[PathBuf], control: &RunControl| {
+        train_with_control(
+            VARIANT,
+            data_dirs,
+            &init,
+            &out,
+            &work,
+            config,
+            Device::Cpu,
+            &quiet,
+            control,
+        )
+    };
+    let first = TrainConfig {
+        checkpoint_every: 2,
+        ..config(6)
+    };
+    let data_dirs = std::slice::from_ref(&data);
+    let stop_at_2 = RunControl {
+        max_steps_this_run: Some(2),
+        stop: None,
+    };
+    assert!(matches!(
+        run(&first, data_dirs, &stop_at_2),
+        Err(TrainError::Interrupted { step: 2, .. })
+    ));
+
+    // In progress, then finished: other settings are refused, each named with both values.
+    let other = TrainConfig {
+        learning_rate: 0.01,
+        seed: 12,
+        ..first.clone()
+    };
+    let changed = |result: Result<TrainReport, TrainError>| match result {
+        Err(TrainError::OtherJob { work_dir, changes }) => {
+            assert_eq!(work_dir, work);
+            changes
+                .into_iter()
+                .map(|c| (c.name, c.old, c.new))
+                .collect::<Vec<_>>()
+        }
+        other => panic!("expected OtherJob, got {:?}", other.map(|r| r.steps_done)),
+    };
+    let s = |text: &str| text.to_string();
+    assert_eq!(
+        changed(run(&other, data_dirs, &RunControl::default())),
+        vec![
+            (s("learning_rate"), s("0.003"), s("0.01")),
+            (s("seed"), s("11"), s("12"))
+        ]
+    );
+    let report = run(&first, data_dirs, &RunControl::default()).unwrap();
+    assert_eq!((report.steps_done, report.steps_this_run), (6, 4));
+    let trained = weights(&out);
+
+    let more = TrainConfig {
+        steps: 10,
+        optimizer: OptimizerKind::Sgd { momentum: 0.9 },
+        ..first.clone()
+    };
+    let names: Vec<String> = changed(run(&more, data_dirs, &RunControl::default()))
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(names, ["optimizer", "steps"]);
+    let extra = dir.join("more-data");
+    let changes = changed(run(&first, &[data.clone(), extra], &RunControl::default()));
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].0, "data");
+    let message = run(&more, data_dirs, &RunControl::default())
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("steps: 6 → 10"), "{message}");
+    assert!(message.contains("another work directory"), "{message}");
+
+    // The refusals left the finished job and its model alone; how often to checkpoint is
+    // not a setting of the job.
+    let same = TrainConfig {
+        checkpoint_every: 1,
+        ..first.clone()
+    };
+    let again = run(&same, data_dirs, &RunControl::default()).unwrap();
+    assert_eq!((again.steps_done, again.steps_this_run), (6, 0));
+    for ((na, ta), (nb, tb)) in trained.iter().zip(&weights(&out)) {
+        assert_eq!(na, nb);
+        assert!(ta.equal(tb), "{na}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_same_games_in_other_files_train_the_same_model() {
+    let dir = temp_dir("files");
+    let (one, split) = (dir.join("one"), dir.join("split"));
+    let mut rng = SplitMix64(3);
+    let games: Vec<_> = (0..6)
+        .map(|id| random_game(VARIANT, id, 12, &mut rng))
+        .collect();
+    let meta = FileMeta {
+        variant: VARIANT,
+        search_settings: "{}".to_string(),
+        seed: 0,
+        model_id: "random".to_string(),
+    };
+    // One file, or (as a killed and resumed self-play would) two, the later games first.
+    for (target, groups) in [
+        (&one, vec![&games[..]]),
+        (&split, vec![&games[4..], &games[..4]]),
+    ] {
+        for group in groups {
+            let mut writer = DatasetWriter::create(target, meta.clone(), 10).unwrap();
+            for game in group {
+                writer.add_game(game.clone()).unwrap();
+            }
+            writer.finish().unwrap();
+        }
+    }
+    let init = init_model(&dir);
+    let config = TrainConfig {
+        min_window: 40,
+        max_window: 40,
+        ..config(3)
+    };
+    for (name, data) in [("one", &one), ("split", &split)] {
+        let report = train(
+            VARIANT,
+            std::slice::from_ref(data),
+            &init,
+            &dir.join(format!("{name}.safetensors")),
+            &dir.join(format!("work-{name}")),
+            &config,
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap();
+        assert_eq!(report.window_positions, 40);
+    }
+    assert_same_weights(&dir.join("one.safetensors"), &dir.join("split.safetensors"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the machine's memory size is known (elsewhere the loader reports the failed
+/// allocation instead).
+#[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn an_absurd_batch_size_is_an_error_not_a_panic() {
+    let dir = temp_dir("batch");
+    let data = dir.join("data");
+    write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
+    let init = init_model(&dir);
+    let err = train(
+        VARIANT,
+        &[data],
+        &init,
+        &dir.join("out.safetensors"),
+        &dir.join("work"),
+        &TrainConfig {
+            batch_size: 100_000_000,
+            ..config(2)
+        },
+        Device::Cpu,
+        &quiet,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TrainError::BatchTooLarge {
+                batch_size: 100_000_000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("batch size 100000000"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let dir = temp_dir("outputs");
+    // No data at all: reading it would fail with NoData, so each error below comes first.
+    let data = dir.join("empty");
+    std::fs::create_dir_all(&data).unwrap();
+    let init = init_model(&dir);
+    let run = |out: &Path, work: &Path| {
+        train(
+            VARIANT,
+            std::slice::from_ref(&data),
+            &init,
+            out,
+            work,
+            &config(2),
+            Device::Cpu,
+            &quiet,
+        )
+        .unwrap_err()
+    };
+
+    let out_dir = dir.join("models");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let work = dir.join("work");
+    let err = run(&out_dir, &work);
+    assert!(
+        matches!(&err, TrainError::BadPath { path, .. } if path == &out_dir),
+        "{err}"
+    );
+    assert!(err.to_string().contains("is a directory"), "{err}");
+    assert!(!work.exists(), "nothing was done");
+
+    // A work directory (or the output's directory) that cannot be created: under a file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let bad_work = file.join("work");
+    let err = run(&dir.join("out.safetensors"), &bad_work);
+    assert!(
+        matches!(&err, TrainError::Io { path, .. } if path == &bad_work),
+        "{err}"
+    );
+    let bad_out = file.join("out.safetensors");
+    let err = run(&bad_out, &work);
+    assert!(
+        matches!(&err, TrainError::Io { path, .. } if path == &file),
+        "{err}"
+    );
+    assert!(err.to_string().contains("a-file"), "{err}");
+
+    // Valid paths: now the missing data is the error.
+    let err = run(&dir.join("out.safetensors"), &work);
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
