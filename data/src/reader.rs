@@ -46,10 +46,21 @@ pub fn dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
 
 /// Game ids already present in the finished files of `dir` (for a restarted worker to skip them). Empty if dir does not exist.
 pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
+    checked_game_ids(dir, None)
+}
+
+/// [`finished_game_ids`], checking each file's metadata against `expected` when given.
+pub(crate) fn checked_game_ids(
+    dir: &Path,
+    expected: Option<&FileMeta>,
+) -> Result<HashSet<u64>, DataError> {
     let mut ids = HashSet::new();
     for path in dataset_files(dir)? {
         let schema = open(&path, None)?.schema();
-        check_meta(&path, &schema, None)?;
+        let (meta, _) = check_meta(&path, &schema, expected.map(|m| m.variant))?;
+        if let Some(expected) = expected {
+            check_settings(&path, &meta, expected)?;
+        }
         let index = schema.index_of("game_id").map_err(|_| {
             DataError::invalid(
                 &path,
@@ -71,6 +82,31 @@ pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
         }
     }
     Ok(ids)
+}
+
+/// Refuses a file whose seed, model or search settings differ from `expected`'s (the
+/// variant is checked by [`check_meta`]).
+fn check_settings(path: &Path, found: &FileMeta, expected: &FileMeta) -> Result<(), DataError> {
+    let settings = [
+        ("seed", found.seed.to_string(), expected.seed.to_string()),
+        ("model", found.model_id.clone(), expected.model_id.clone()),
+        (
+            "search settings",
+            found.search_settings.clone(),
+            expected.search_settings.clone(),
+        ),
+    ];
+    for (setting, found, expected) in settings {
+        if found != expected {
+            return Err(DataError::OtherSettings {
+                path: path.to_path_buf(),
+                setting,
+                found,
+                expected,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Reads every finished file in `dir` (sorted by name), checking schema version and variant (when `expected` is Some); a corrupt or foreign file is an error naming the file.

@@ -3,7 +3,7 @@
 use super::{load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use ninjazero_data::{export_pgn, summarize};
+use ninjazero_data::{export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::{
@@ -11,6 +11,7 @@ use ninjazero_selfplay::{
     SearchConfig, SelfPlayOptions,
 };
 use std::path::PathBuf;
+use std::time::Duration;
 use tch::Device;
 
 #[derive(Args, Debug)]
@@ -67,6 +68,11 @@ pub struct SelfPlayArgs {
     /// Games per data file.
     #[arg(long, default_value_t = 64)]
     games_per_file: usize,
+    /// Also write a data file once the oldest finished game not yet written is this many
+    /// seconds old, so that a killed run loses little (0: write the finished games after
+    /// every step).
+    #[arg(long, default_value_t = DEFAULT_FLUSH_SECONDS)]
+    flush_seconds: u64,
     /// Play the games with this player instead of the batched MCTS, in the arena's spec
     /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
     /// --max-plies drawn, positions without a search policy (for value training and
@@ -77,6 +83,15 @@ pub struct SelfPlayArgs {
     /// deterministic).
     #[arg(long, default_value_t = 4)]
     opening_plies: usize,
+}
+
+impl SelfPlayArgs {
+    fn flush_policy(&self) -> FlushPolicy {
+        FlushPolicy {
+            games_per_file: self.games_per_file,
+            max_age: Some(Duration::from_secs(self.flush_seconds)),
+        }
+    }
 }
 
 /// `selfplay --player`: games of any player, on worker threads.
@@ -107,6 +122,7 @@ fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliRes
         &options,
         &make_player,
         threads,
+        args.flush_policy(),
         settings.to_string(),
         &|done| bar.set_position(done),
     )?;
@@ -155,7 +171,9 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         config: config.clone(),
         model_id: model_id.clone(),
     };
-    let settings = serde_json::json!({ "search": config, "concurrency": options.concurrency });
+    // What the games depend on: a restart must use the same (concurrency only sets the
+    // pace, as each game has its own random stream, so it is not recorded).
+    let settings = serde_json::json!({ "search": config });
     let bar = ProgressBar::new(args.games).with_style(
         ProgressStyle::with_template(
             "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
@@ -170,7 +188,7 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         &args.out,
         &options,
         evaluator.as_mut(),
-        args.games_per_file,
+        args.flush_policy(),
         settings.to_string(),
         &show,
     )
