@@ -1,5 +1,5 @@
-//! `ninjazero selfplay` on dataset directories of another variant, unwritable or written by
-//! two processes at once.
+//! `ninjazero selfplay` and `ninjazero data` on dataset directories that are missing,
+//! empty, of another variant, unwritable or written by two processes at once.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,6 +59,32 @@ fn selfplay_args<'a>(variant: &'a str, games: &'a str, out: &'a Path) -> Vec<&'a
         "--out",
         path(out),
     ]
+}
+
+#[test]
+fn data_commands_refuse_a_missing_or_empty_directory() {
+    let missing = temp_dir("missing");
+    for command in ["inspect", "pgn"] {
+        let (ok, text) = run(&["data", command, path(&missing)]);
+        assert!(!ok, "data {command}: {text}");
+        assert!(
+            text.contains(&format!("{}: no such directory", missing.display())),
+            "data {command}: {text}"
+        );
+    }
+    let empty = temp_dir("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let pgn = empty.join("games.pgn");
+    for args in [
+        vec!["data", "inspect", path(&empty)],
+        vec!["data", "pgn", path(&empty), "--out", path(&pgn)],
+    ] {
+        let (ok, text) = run(&args);
+        assert!(!ok, "{args:?}: {text}");
+        assert!(text.contains("holds no games"), "{args:?}: {text}");
+    }
+    assert!(!pgn.exists(), "no empty PGN file is left behind");
+    std::fs::remove_dir_all(empty).unwrap();
 }
 
 #[test]

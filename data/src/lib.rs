@@ -89,7 +89,9 @@ use std::path::PathBuf;
 use ninjazero_rules::{Color, Variant};
 
 pub use pgn::export_pgn;
-pub use reader::{dataset_files, finished_game_ids, read_file, read_file_meta, read_games};
+pub use reader::{
+    dataset_files, existing_dataset_files, finished_game_ids, read_file, read_file_meta, read_games,
+};
 pub use schema::{
     column_names, ENCODING_VERSION, META_ENCODING_VERSION, META_GAMES, META_MODEL_ID,
     META_RULES_VERSION, META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,
@@ -207,6 +209,8 @@ pub enum DataError {
     /// Another writer holds the directory's lock.
     #[error("{} is being written by another selfplay process", dir.display())]
     Locked { dir: PathBuf },
+    #[error("{}: no such directory", dir.display())]
+    NoDirectory { dir: PathBuf },
     /// The file is readable Arrow but not a valid NinjaZero dataset file.
     #[error("{}: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },

@@ -49,6 +49,19 @@ pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
     checked_game_ids(dir, None)
 }
 
+/// [`dataset_files`] of a `dir` that must exist (for looking at a dataset, where a mistyped
+/// path must not read as an empty dataset).
+pub fn existing_dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    match fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => dataset_files(dir),
+        Ok(_) => Err(DataError::invalid(dir, "not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::NoDirectory {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(DataError::io(dir, e)),
+    }
+}
+
 /// [`finished_game_ids`], checking each file's metadata against `expected` when given.
 pub(crate) fn checked_game_ids(
     dir: &Path,
@@ -111,9 +124,17 @@ fn check_settings(path: &Path, found: &FileMeta, expected: &FileMeta) -> Result<
 
 /// Reads every finished file in `dir` (sorted by name), checking schema version and variant (when `expected` is Some); a corrupt or foreign file is an error naming the file.
 pub fn read_games(dir: &Path, expected: Option<Variant>) -> Result<Vec<GameRecord>, DataError> {
+    read_files(&dataset_files(dir)?, expected)
+}
+
+/// The games of `files`, in order, each file checked as [`read_file`] does.
+pub(crate) fn read_files(
+    files: &[PathBuf],
+    expected: Option<Variant>,
+) -> Result<Vec<GameRecord>, DataError> {
     let mut games = Vec::new();
-    for path in dataset_files(dir)? {
-        games.extend(read_file(&path, expected)?);
+    for path in files {
+        games.extend(read_file(path, expected)?);
     }
     Ok(games)
 }

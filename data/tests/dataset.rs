@@ -454,6 +454,26 @@ fn an_old_buffered_game_is_written_without_waiting_for_a_full_file() {
 }
 
 #[test]
+fn a_missing_directory_is_an_error_for_summary_and_pgn() {
+    let missing = temp_dir("missing");
+    let expected = format!("{}: no such directory", missing.display());
+    let err = summarize(&missing).unwrap_err();
+    assert!(matches!(err, DataError::NoDirectory { .. }), "{err}");
+    assert_eq!(err.to_string(), expected);
+    let mut out = Vec::new();
+    assert_eq!(
+        export_pgn(&missing, &mut out).unwrap_err().to_string(),
+        expected
+    );
+    assert!(out.is_empty());
+    // A file where a directory is expected.
+    fs::write(&missing, b"not a directory").unwrap();
+    assert!(summarize(&missing).is_err());
+    assert!(export_pgn(&missing, &mut out).is_err());
+    fs::remove_file(&missing).unwrap();
+}
+
+#[test]
 fn an_unwritable_directory_fails_when_the_writer_is_made() {
     let dir = temp_dir("unwritable");
     fs::write(&dir, b"a file, not a directory").unwrap();

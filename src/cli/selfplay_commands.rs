@@ -3,14 +3,16 @@
 use super::{load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use ninjazero_data::{export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS};
+use ninjazero_data::{
+    existing_dataset_files, export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS,
+};
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::{
     parse_player, play_dataset, play_player_dataset, PlayerGamesOptions, RootSearch, RunStats,
     SearchConfig, SelfPlayOptions,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tch::Device;
 
@@ -240,13 +242,30 @@ pub enum DataCommand {
     },
 }
 
+/// Refuses a dataset directory that is missing or holds no dataset files, instead of an
+/// empty summary or PGN.
+fn require_games(dir: &Path) -> CliResult {
+    if existing_dataset_files(dir)
+        .map_err(|e| e.to_string())?
+        .is_empty()
+    {
+        return Err(format!(
+            "{} holds no games (no *.arrow dataset files)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 pub fn run_data_command(command: DataCommand) -> CliResult {
     match command {
         DataCommand::Inspect { dir } => {
+            require_games(&dir)?;
             let summary = summarize(&dir).map_err(|e| e.to_string())?;
             println!("{summary}");
         }
         DataCommand::Pgn { dir, out } => {
+            require_games(&dir)?;
             let count = match &out {
                 Some(path) => {
                     let file = std::fs::File::create(path)
