@@ -5,8 +5,9 @@
 //! holding whole games, one row per position. A file appears atomically: it is written as
 //! `NAME.arrow.tmp`, synced and renamed, so readers (which only look at `*.arrow`) never see
 //! a partial file, and a killed writer leaves at most a `.tmp` that the next
-//! [`DatasetWriter::create`] removes. File names carry the first game id, the time and the
-//! process id, so a restarted writer never overwrites a finished file.
+//! [`DatasetWriter::create`] removes. A writer holds an advisory lock on `DIR/.lock` for its
+//! lifetime, so one directory has one writer at a time. File names carry the first game id,
+//! the time and the process id, so a restarted writer never overwrites a finished file.
 //!
 //! Columns (one row per position; per-game values are repeated on each row of the game):
 //!
@@ -88,14 +89,16 @@ use std::path::PathBuf;
 use ninjazero_rules::{Color, Variant};
 
 pub use pgn::export_pgn;
-pub use reader::{dataset_files, finished_game_ids, read_file, read_file_meta, read_games};
+pub use reader::{
+    dataset_files, existing_dataset_files, finished_game_ids, read_file, read_file_meta, read_games,
+};
 pub use schema::{
     column_names, ENCODING_VERSION, META_ENCODING_VERSION, META_GAMES, META_MODEL_ID,
     META_RULES_VERSION, META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,
     RULES_VERSION,
 };
 pub use summary::{summarize, Summary};
-pub use writer::DatasetWriter;
+pub use writer::{DatasetWriter, FlushPolicy, DEFAULT_FLUSH_SECONDS, LOCK_FILE};
 
 /// Bump on any incompatible schema change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -184,6 +187,30 @@ pub enum DataError {
         found: Variant,
         expected: Variant,
     },
+    /// A file of the dataset being continued was made with other settings: new games would
+    /// not be the ones its game ids stand for.
+    #[error(
+        "{}: made with {setting} {found}, this run has {expected}; continue with the same settings or use another directory",
+        path.display()
+    )]
+    OtherSettings {
+        path: PathBuf,
+        setting: &'static str,
+        found: String,
+        expected: String,
+    },
+    /// The output directory cannot be created or takes no new files.
+    #[error("{}: cannot write the dataset there: {source}", dir.display())]
+    Unwritable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another writer holds the directory's lock.
+    #[error("{} is being written by another selfplay process", dir.display())]
+    Locked { dir: PathBuf },
+    #[error("{}: no such directory", dir.display())]
+    NoDirectory { dir: PathBuf },
     /// The file is readable Arrow but not a valid NinjaZero dataset file.
     #[error("{}: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },

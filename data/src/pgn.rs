@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ninjazero_rules::{Color, Position};
 
-use crate::reader::read_games;
+use crate::reader::{existing_dataset_files, read_files};
 use crate::{DataError, GameRecord};
 
 /// Movetext lines are wrapped before this many columns.
@@ -14,9 +14,10 @@ const LINE_WIDTH: usize = 80;
 /// Writes the games as PGN: tags Event "NinjaZero self-play", Site "?", Date "????.??.??", Round = game id, White/Black "NinjaZero", Result ("1-0","0-1","1/2-1/2"), Variant = variant id, FEN = start FEN, SetUp "1", Termination = termination; the movetext uses RULES.md move text with move numbers ("1. f2f5 f9f6 2. ..."), wrapped at ~80 columns. Returns the number of games.
 ///
 /// Move numbers start from the start FEN's fullmove number; a game whose start position has
-/// Black to move begins with `N...`. A start FEN the rules cannot read is an error.
+/// Black to move begins with `N...`. A start FEN the rules cannot read is an error, and
+/// so is a missing `dir`.
 pub fn export_pgn(dir: &Path, out: &mut dyn Write) -> Result<usize, DataError> {
-    let games = read_games(dir, None)?;
+    let games = read_files(&existing_dataset_files(dir)?, None)?;
     for game in &games {
         let text = game_pgn(game)?;
         out.write_all(text.as_bytes()).map_err(DataError::Output)?;

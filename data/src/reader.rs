@@ -46,10 +46,34 @@ pub fn dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
 
 /// Game ids already present in the finished files of `dir` (for a restarted worker to skip them). Empty if dir does not exist.
 pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
+    checked_game_ids(dir, None)
+}
+
+/// [`dataset_files`] of a `dir` that must exist (for looking at a dataset, where a mistyped
+/// path must not read as an empty dataset).
+pub fn existing_dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    match fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => dataset_files(dir),
+        Ok(_) => Err(DataError::invalid(dir, "not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::NoDirectory {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(DataError::io(dir, e)),
+    }
+}
+
+/// [`finished_game_ids`], checking each file's metadata against `expected` when given.
+pub(crate) fn checked_game_ids(
+    dir: &Path,
+    expected: Option<&FileMeta>,
+) -> Result<HashSet<u64>, DataError> {
     let mut ids = HashSet::new();
     for path in dataset_files(dir)? {
         let schema = open(&path, None)?.schema();
-        check_meta(&path, &schema, None)?;
+        let (meta, _) = check_meta(&path, &schema, expected.map(|m| m.variant))?;
+        if let Some(expected) = expected {
+            check_settings(&path, &meta, expected)?;
+        }
         let index = schema.index_of("game_id").map_err(|_| {
             DataError::invalid(
                 &path,
@@ -73,11 +97,44 @@ pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
     Ok(ids)
 }
 
+/// Refuses a file whose seed, model or search settings differ from `expected`'s (the
+/// variant is checked by [`check_meta`]).
+fn check_settings(path: &Path, found: &FileMeta, expected: &FileMeta) -> Result<(), DataError> {
+    let settings = [
+        ("seed", found.seed.to_string(), expected.seed.to_string()),
+        ("model", found.model_id.clone(), expected.model_id.clone()),
+        (
+            "search settings",
+            found.search_settings.clone(),
+            expected.search_settings.clone(),
+        ),
+    ];
+    for (setting, found, expected) in settings {
+        if found != expected {
+            return Err(DataError::OtherSettings {
+                path: path.to_path_buf(),
+                setting,
+                found,
+                expected,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Reads every finished file in `dir` (sorted by name), checking schema version and variant (when `expected` is Some); a corrupt or foreign file is an error naming the file.
 pub fn read_games(dir: &Path, expected: Option<Variant>) -> Result<Vec<GameRecord>, DataError> {
+    read_files(&dataset_files(dir)?, expected)
+}
+
+/// The games of `files`, in order, each file checked as [`read_file`] does.
+pub(crate) fn read_files(
+    files: &[PathBuf],
+    expected: Option<Variant>,
+) -> Result<Vec<GameRecord>, DataError> {
     let mut games = Vec::new();
-    for path in dataset_files(dir)? {
-        games.extend(read_file(&path, expected)?);
+    for path in files {
+        games.extend(read_file(path, expected)?);
     }
     Ok(games)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ninjazero_rules::{Color, Variant};
 
-use crate::reader::{dataset_files, read_file};
+use crate::reader::{existing_dataset_files, read_file};
 use crate::{DataError, GameRecord};
 
 /// Dataset summary (games, positions, results W/D/L from White's view, lengths min/mean/max, termination reasons with counts, full-search share, false-resignation rate among games with resignation disabled where some side would have resigned: that side did not lose). impl Display for a readable multi-line report.
@@ -102,9 +102,9 @@ impl Summary {
     }
 }
 
-/// Summarizes the finished files of `dir` (any variant).
+/// Summarizes the finished files of `dir` (any variant). A missing `dir` is an error.
 pub fn summarize(dir: &Path) -> Result<Summary, DataError> {
-    let files = dataset_files(dir)?;
+    let files = existing_dataset_files(dir)?;
     let mut games = Vec::new();
     for path in &files {
         // Keep only what the summary needs: positions' policies can be large.

@@ -5,7 +5,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use arrow::array::{
     ArrayRef, BooleanArray, Float32Array, Float32Builder, ListBuilder, StringArray, StringBuilder,
@@ -16,6 +16,7 @@ use arrow::ipc::CompressionType;
 use arrow::record_batch::RecordBatch;
 use ninjazero_rules::{Color, Role};
 
+use crate::reader::checked_game_ids;
 use crate::schema::{color_char, color_name, schema};
 use crate::{DataError, FileMeta, GameRecord};
 
@@ -23,45 +24,133 @@ use crate::{DataError, FileMeta, GameRecord};
 pub(crate) const FINISHED_SUFFIX: &str = ".arrow";
 /// Suffix of files being written.
 pub(crate) const TMP_SUFFIX: &str = ".arrow.tmp";
+/// The file in a dataset directory that its writer holds locked.
+pub const LOCK_FILE: &str = ".lock";
 
-/// Writes games to a dataset directory, `games_per_file` games per file, each file appearing
-/// atomically (written as `NAME.arrow.tmp`, synced, renamed to `NAME.arrow`).
+/// The default [`FlushPolicy::max_age`] of self-play runs, in seconds.
+pub const DEFAULT_FLUSH_SECONDS: u64 = 120;
+
+/// When a writer turns its buffered games into a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushPolicy {
+    /// Write a file when this many games are buffered (at least 1).
+    pub games_per_file: usize,
+    /// Also write one, at the next [`DatasetWriter::flush_if_due`], once the oldest buffered
+    /// game has waited this long, so that a killed run loses little. None: only by count.
+    pub max_age: Option<Duration>,
+}
+
+impl FlushPolicy {
+    /// Whether buffered games are due to be written: `buffered` games, the oldest added at
+    /// `oldest`, at time `now`.
+    pub fn due(&self, buffered: usize, oldest: Option<Instant>, now: Instant) -> bool {
+        if buffered >= self.games_per_file {
+            return true;
+        }
+        match (oldest, self.max_age) {
+            (Some(oldest), Some(max_age)) => {
+                buffered > 0 && now.saturating_duration_since(oldest) >= max_age
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Writes games to a dataset directory, each file appearing atomically (written as
+/// `NAME.arrow.tmp`, synced, renamed to `NAME.arrow`), when its [`FlushPolicy`] says so.
+///
+/// The writer holds an exclusive advisory lock on `DIR/.lock` until it is dropped: a second
+/// writer on the same directory fails at once instead of writing every game twice.
 ///
 /// Games still buffered when the writer is dropped without [`DatasetWriter::finish`] are
 /// written on a best-effort basis (errors are ignored); call `finish` to see them.
 pub struct DatasetWriter {
     dir: PathBuf,
     meta: FileMeta,
-    games_per_file: usize,
+    policy: FlushPolicy,
     buffer: Vec<GameRecord>,
     buffered_ids: HashSet<u64>,
+    /// When the oldest buffered game was added.
+    oldest: Option<Instant>,
     files_written: Vec<PathBuf>,
+    /// Holds the directory's lock while open.
+    _lock: File,
 }
 
 impl DatasetWriter {
-    /// Creates `dir` if needed and removes stale `*.tmp` files left by a killed writer.
-    ///
-    /// A `.tmp` file whose name carries the process id of another live process is left
-    /// alone (another writer may be filling it); every other `.tmp` is removed.
+    /// Creates `dir` if needed, locks it and removes the `*.tmp` files a killed writer left
+    /// (with the lock held, no one else can be writing them). Files already in `dir` are
+    /// kept and not looked at; to continue a dataset use [`DatasetWriter::resume`].
     pub fn create(
         dir: &Path,
         meta: FileMeta,
         games_per_file: usize,
     ) -> Result<DatasetWriter, DataError> {
-        if games_per_file == 0 {
+        let policy = FlushPolicy {
+            games_per_file,
+            max_age: None,
+        };
+        DatasetWriter::open(dir, meta, policy)
+    }
+
+    /// Continues the dataset in `dir` (created if needed): locks it as [`create`] does,
+    /// checks that every file in it was made with `meta`'s variant, seed, model and search
+    /// settings (its game ids would stand for other games otherwise) and returns the writer
+    /// with the game ids the directory already holds.
+    ///
+    /// [`create`]: DatasetWriter::create
+    pub fn resume(
+        dir: &Path,
+        meta: FileMeta,
+        policy: FlushPolicy,
+    ) -> Result<(DatasetWriter, HashSet<u64>), DataError> {
+        let writer = DatasetWriter::open(dir, meta, policy)?;
+        // Read under the lock, so that no other writer adds games meanwhile.
+        let ids = checked_game_ids(dir, Some(&writer.meta))?;
+        Ok((writer, ids))
+    }
+
+    fn open(dir: &Path, meta: FileMeta, policy: FlushPolicy) -> Result<DatasetWriter, DataError> {
+        if policy.games_per_file == 0 {
             return Err(DataError::InvalidArgument(
                 "games_per_file must be at least 1".to_string(),
             ));
         }
-        fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
-        remove_stale_tmp_files(dir)?;
+        let unwritable = |source| DataError::Unwritable {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        fs::create_dir_all(dir).map_err(unwritable)?;
+        // Creating the lock file also proves that the directory is writable before any
+        // game is played.
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(unwritable)?;
+        // Called as a trait function: std's inherent `File::try_lock` (Rust 1.89) would
+        // shadow the method on newer toolchains.
+        match fs4::FileExt::try_lock(&lock) {
+            Ok(()) => {}
+            Err(fs4::TryLockError::WouldBlock) => {
+                return Err(DataError::Locked {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(fs4::TryLockError::Error(e)) => return Err(DataError::io(&lock_path, e)),
+        }
+        remove_tmp_files(dir)?;
         Ok(DatasetWriter {
             dir: dir.to_path_buf(),
             meta,
-            games_per_file,
-            buffer: Vec::with_capacity(games_per_file),
+            policy,
+            buffer: Vec::with_capacity(policy.games_per_file),
             buffered_ids: HashSet::new(),
+            oldest: None,
             files_written: Vec::new(),
+            _lock: lock,
         })
     }
 
@@ -89,10 +178,24 @@ impl DatasetWriter {
         }
         self.buffered_ids.insert(game.game_id);
         self.buffer.push(game);
-        if self.buffer.len() >= self.games_per_file {
+        self.oldest.get_or_insert_with(Instant::now);
+        if self.buffer.len() >= self.policy.games_per_file {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Writes the buffered games if the [`FlushPolicy`] says they are due (by count or by
+    /// the oldest one's age). Returns whether a file was written.
+    pub fn flush_if_due(&mut self) -> Result<bool, DataError> {
+        if !self
+            .policy
+            .due(self.buffer.len(), self.oldest, Instant::now())
+        {
+            return Ok(false);
+        }
+        self.flush()?;
+        Ok(true)
     }
 
     /// Writes any buffered games.
@@ -118,31 +221,30 @@ impl DatasetWriter {
         self.files_written.push(path);
         self.buffer.clear();
         self.buffered_ids.clear();
+        self.oldest = None;
         Ok(())
     }
 }
 
 impl Drop for DatasetWriter {
     fn drop(&mut self) {
+        // Runs before the fields drop, so the lock is still held.
         let _ = self.flush();
     }
 }
 
-/// Removes `*.arrow.tmp` (and any other `*.tmp`) files in `dir` unless their name carries
-/// the pid of another live process.
-fn remove_stale_tmp_files(dir: &Path) -> Result<(), DataError> {
+/// Removes every `*.tmp` file in `dir`: with the directory locked they are all left by a
+/// killed writer.
+fn remove_tmp_files(dir: &Path) -> Result<(), DataError> {
     let entries = fs::read_dir(dir).map_err(|e| DataError::io(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| DataError::io(dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.ends_with(".tmp") {
+        let is_tmp = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.ends_with(".tmp"));
+        if !is_tmp {
             continue;
-        }
-        if let Some(pid) = writer_pid(name) {
-            if pid != std::process::id() && process_alive(pid) {
-                continue;
-            }
         }
         let path = entry.path();
         match fs::remove_file(&path) {
@@ -152,22 +254,6 @@ fn remove_stale_tmp_files(dir: &Path) -> Result<(), DataError> {
         }
     }
     Ok(())
-}
-
-/// The pid in a `games-<id>-<millis>-<pid>.arrow.tmp` name.
-fn writer_pid(name: &str) -> Option<u32> {
-    let stem = name.strip_suffix(TMP_SUFFIX)?.strip_prefix("games-")?;
-    let parts: Vec<&str> = stem.split('-').collect();
-    if parts.len() != 3 {
-        return None;
-    }
-    parts[2].parse().ok()
-}
-
-/// Whether a process with this pid exists (Linux `/proc`; elsewhere assume it does not,
-/// since the name's pid cannot be checked).
-fn process_alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// Writes `games` to a new file in `dir` and returns its path.
@@ -347,13 +433,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pid_is_read_from_tmp_names() {
-        assert_eq!(
-            writer_pid("games-00000012-1700000000000-4242.arrow.tmp"),
-            Some(4242)
-        );
-        assert_eq!(writer_pid("games-00000012-17-4242.arrow"), None);
-        assert_eq!(writer_pid("junk.arrow.tmp"), None);
-        assert!(process_alive(std::process::id()) || !Path::new("/proc").exists());
+    fn files_are_due_by_count_or_by_the_oldest_games_age() {
+        let t0 = Instant::now();
+        let secs = Duration::from_secs;
+        let timed = FlushPolicy {
+            games_per_file: 4,
+            max_age: Some(secs(120)),
+        };
+        // Nothing buffered: never due.
+        assert!(!timed.due(0, None, t0 + secs(1000)));
+        assert!(!timed.due(1, Some(t0), t0 + secs(119)));
+        assert!(timed.due(1, Some(t0), t0 + secs(120)));
+        assert!(timed.due(4, Some(t0), t0));
+        // A clock that went backwards counts as no time passed.
+        assert!(!timed.due(1, Some(t0 + secs(5)), t0));
+        let immediate = FlushPolicy {
+            max_age: Some(Duration::ZERO),
+            ..timed
+        };
+        assert!(immediate.due(1, Some(t0), t0));
+        let by_count = FlushPolicy {
+            max_age: None,
+            ..timed
+        };
+        assert!(!by_count.due(3, Some(t0), t0 + secs(1_000_000)));
+        assert!(by_count.due(4, Some(t0), t0));
     }
 }

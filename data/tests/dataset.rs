@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ninjazero_data::{
     column_names, export_pgn, finished_game_ids, read_file_meta, read_games, summarize, DataError,
-    DatasetWriter, FileMeta, GameRecord, PolicyEntry, PositionRecord, SCHEMA_VERSION,
+    DatasetWriter, FileMeta, FlushPolicy, GameRecord, PolicyEntry, PositionRecord, SCHEMA_VERSION,
 };
 use ninjazero_rules::{Color, Position, Variant};
 
@@ -288,28 +288,215 @@ fn dropped_writer_writes_its_buffer() {
 fn stale_tmp_files_are_ignored_and_removed() {
     let dir = temp_dir("stale");
     fs::create_dir_all(&dir).unwrap();
-    // Left by a killed writer (pid far above any Linux pid_max), and an odd name.
-    let stale = dir.join("games-00000001-1700000000000-999999999.arrow.tmp");
-    let odd = dir.join("junk.arrow.tmp");
-    fs::write(&stale, b"ARROW1 partial").unwrap();
-    fs::write(&odd, b"partial").unwrap();
-    // Being written by another live process (pid 1 always exists): left alone.
-    let live = dir.join("games-00000001-1700000000000-1.arrow.tmp");
-    let live_expected = Path::new("/proc/1").exists();
-    if live_expected {
-        fs::write(&live, b"in progress").unwrap();
-    }
-    assert!(read_games(&dir, None).unwrap().is_empty());
-    assert!(finished_game_ids(&dir).unwrap().is_empty());
-    assert_eq!(summarize(&dir).unwrap().games, 0);
-
     let games = drops_games();
-    write_dataset(&dir, &games, 2);
-    assert!(!stale.exists());
-    assert!(!odd.exists());
-    assert_eq!(live.exists(), live_expected);
+    write_dataset(&dir, &games[..1], 1);
+    // Left by killed writers: whatever pid a name carries (pid 1 is alive; another host's
+    // pids cannot be checked), the writer holding the lock is the only one.
+    let stale = [
+        dir.join("games-x.arrow.tmp"),
+        dir.join("games-00000001-1700000000000-1.arrow.tmp"),
+        dir.join(format!(
+            "games-00000001-1700000000000-{}.arrow.tmp",
+            std::process::id()
+        )),
+        dir.join("junk.tmp"),
+    ];
+    for path in &stale {
+        fs::write(path, b"ARROW1 partial").unwrap();
+    }
+    assert_eq!(read_games(&dir, None).unwrap(), games[..1]);
+    assert_eq!(finished_game_ids(&dir).unwrap().len(), 1);
+    assert_eq!(summarize(&dir).unwrap().games, 1);
+
+    write_dataset(&dir, &games[1..], 2);
+    for path in &stale {
+        assert!(!path.exists(), "{path:?} is still there");
+    }
     assert_eq!(read_games(&dir, None).unwrap(), games);
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_second_writer_on_a_directory_fails_at_once() {
+    let dir = temp_dir("lock");
+    let v = Variant::Asylum;
+    let first = DatasetWriter::create(&dir, meta(v), 10).unwrap();
+    // From another thread too: the lock belongs to the open file, not to the process.
+    let second = std::thread::scope(|s| {
+        s.spawn(|| DatasetWriter::create(&dir, meta(v), 10))
+            .join()
+            .unwrap()
+    });
+    let Err(err) = second else {
+        panic!("a second writer got the directory");
+    };
+    assert!(matches!(err, DataError::Locked { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} is being written by another selfplay process",
+            dir.display()
+        )
+    );
+    assert!(DatasetWriter::resume(&dir, meta(v), policy(10, None)).is_err());
+    drop(first);
+    // Released with the writer.
+    DatasetWriter::create(&dir, meta(v), 10).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn policy(games_per_file: usize, max_age: Option<std::time::Duration>) -> FlushPolicy {
+    FlushPolicy {
+        games_per_file,
+        max_age,
+    }
+}
+
+#[test]
+fn resume_returns_the_ids_and_refuses_files_made_otherwise() {
+    let dir = temp_dir("resume");
+    let games = drops_games();
+    let v = Variant::InsaneNinjaDrops;
+    let (writer, ids) = DatasetWriter::resume(&dir, meta(v), policy(2, None)).unwrap();
+    assert!(ids.is_empty());
+    drop(writer);
+    let files = write_dataset(&dir, &games, 2);
+    let (writer, ids) = DatasetWriter::resume(&dir, meta(v), policy(2, None)).unwrap();
+    assert_eq!(ids, HashSet::from([1, 2, 3]));
+    drop(writer);
+
+    let err = DatasetWriter::resume(&dir, meta(Variant::Chess), policy(2, None))
+        .err()
+        .unwrap();
+    assert!(matches!(err, DataError::WrongVariant { .. }), "{err}");
+    let text = err.to_string();
+    for part in [file_name(&files[0]).as_str(), "insane-ninja-drops", "chess"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let other_seed = FileMeta {
+        seed: 99,
+        ..meta(v)
+    };
+    let err = DatasetWriter::resume(&dir, other_seed, policy(2, None))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            err,
+            DataError::OtherSettings {
+                setting: "seed",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("seed 12345, this run has 99"),
+        "{err}"
+    );
+    let other_model = FileMeta {
+        model_id: "abc".to_string(),
+        ..meta(v)
+    };
+    assert!(matches!(
+        DatasetWriter::resume(&dir, other_model, policy(2, None)),
+        Err(DataError::OtherSettings {
+            setting: "model",
+            ..
+        })
+    ));
+    let other_search = FileMeta {
+        search_settings: "{}".to_string(),
+        ..meta(v)
+    };
+    assert!(matches!(
+        DatasetWriter::resume(&dir, other_search, policy(2, None)),
+        Err(DataError::OtherSettings {
+            setting: "search settings",
+            ..
+        })
+    ));
+    // Refusals add nothing.
+    assert_eq!(read_games(&dir, None).unwrap(), games);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_old_buffered_game_is_written_without_waiting_for_a_full_file() {
+    let dir = temp_dir("flush-age");
+    let v = Variant::InsaneNinjaDrops;
+    let games = drops_games();
+    let policy = policy(64, Some(std::time::Duration::ZERO));
+    let (mut writer, _) = DatasetWriter::resume(&dir, meta(v), policy).unwrap();
+    writer.add_game(games[0].clone()).unwrap();
+    writer.add_game(games[1].clone()).unwrap();
+    // Adding only writes full files; the age is checked by flush_if_due.
+    assert!(writer.files_written().is_empty());
+    assert!(writer.flush_if_due().unwrap());
+    assert_eq!(writer.files_written().len(), 1);
+    assert_eq!(read_games(&dir, Some(v)).unwrap(), games[..2]);
+    assert!(!writer.flush_if_due().unwrap(), "nothing left to write");
+    writer.add_game(games[2].clone()).unwrap();
+    assert!(writer.flush_if_due().unwrap());
+    assert_eq!(read_games(&dir, Some(v)).unwrap(), games);
+    drop(writer);
+
+    // Without a maximum age only a full file is due.
+    let dir2 = temp_dir("flush-count");
+    let mut writer = DatasetWriter::create(&dir2, meta(v), 2).unwrap();
+    writer.add_game(games[0].clone()).unwrap();
+    assert!(!writer.flush_if_due().unwrap());
+    writer.add_game(games[1].clone()).unwrap();
+    assert_eq!(writer.files_written().len(), 1);
+    drop(writer);
+    fs::remove_dir_all(&dir).unwrap();
+    fs::remove_dir_all(&dir2).unwrap();
+}
+
+#[test]
+fn a_missing_directory_is_an_error_for_summary_and_pgn() {
+    let missing = temp_dir("missing");
+    let expected = format!("{}: no such directory", missing.display());
+    let err = summarize(&missing).unwrap_err();
+    assert!(matches!(err, DataError::NoDirectory { .. }), "{err}");
+    assert_eq!(err.to_string(), expected);
+    let mut out = Vec::new();
+    assert_eq!(
+        export_pgn(&missing, &mut out).unwrap_err().to_string(),
+        expected
+    );
+    assert!(out.is_empty());
+    // A file where a directory is expected.
+    fs::write(&missing, b"not a directory").unwrap();
+    assert!(summarize(&missing).is_err());
+    assert!(export_pgn(&missing, &mut out).is_err());
+    fs::remove_file(&missing).unwrap();
+}
+
+#[test]
+fn an_unwritable_directory_fails_when_the_writer_is_made() {
+    let dir = temp_dir("unwritable");
+    fs::write(&dir, b"a file, not a directory").unwrap();
+    let err = DatasetWriter::create(&dir.join("data"), meta(Variant::Asylum), 1)
+        .err()
+        .unwrap();
+    assert!(matches!(err, DataError::Unwritable { .. }), "{err}");
+    assert!(err.to_string().contains(&*dir.to_string_lossy()), "{err}");
+    fs::remove_file(&dir).unwrap();
+    // A directory that exists but takes no new files, even for root.
+    #[cfg(target_os = "linux")]
+    {
+        let proc_dir = Path::new("/proc/self");
+        let err = DatasetWriter::create(proc_dir, meta(Variant::Asylum), 1)
+            .err()
+            .unwrap();
+        assert!(matches!(err, DataError::Unwritable { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("/proc/self: cannot write the dataset there"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! regression of `values`, not a policy head). Games at the ply cap are draws.
 
 use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
-use ninjazero_data::{finished_game_ids, DatasetWriter, FileMeta, GameRecord, PositionRecord};
+use ninjazero_data::{DatasetWriter, FileMeta, FlushPolicy, GameRecord, PositionRecord};
 use ninjazero_rules::{Color, Game, Position};
 
 /// What to play.
@@ -59,25 +59,26 @@ fn record(
 }
 
 /// Plays the games of `options` that the dataset in `dir` does not hold yet, `make_player`
-/// on both sides, on `threads` threads, and adds them to it. `progress(done)` counts the
-/// games in the dataset. Returns the games played now.
+/// on both sides, on `threads` threads, and adds them to it, in files as `policy` says.
+/// `dir` is locked and checked as [`crate::play_dataset`] does, before any game is played.
+/// `progress(done)` counts the games in the dataset. Returns the games played now.
 pub fn play_player_dataset(
     dir: &std::path::Path,
     options: &PlayerGamesOptions,
     make_player: &PlayerFactory,
     threads: usize,
+    policy: FlushPolicy,
     settings: String,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, String> {
-    let done = finished_game_ids(dir).map_err(|e| e.to_string())?;
-    let missing: Vec<u64> = (0..options.games).filter(|id| !done.contains(id)).collect();
     let meta = FileMeta {
         variant: options.start.variant(),
         search_settings: settings,
         seed: options.seed,
         model_id: options.player.clone(),
     };
-    let mut writer = DatasetWriter::create(dir, meta, 64).map_err(|e| e.to_string())?;
+    let (mut writer, done) = DatasetWriter::resume(dir, meta, policy).map_err(|e| e.to_string())?;
+    let missing: Vec<u64> = (0..options.games).filter(|id| !done.contains(id)).collect();
     let mut written = 0u64;
     let mut failure = None;
     run_on_workers(
@@ -104,7 +105,10 @@ pub fn play_player_dataset(
             )
         },
         &mut |_, game| {
-            if let Err(e) = writer.add_game(game) {
+            if let Err(e) = writer
+                .add_game(game)
+                .and_then(|()| writer.flush_if_due().map(drop))
+            {
                 failure = Some(e.to_string());
                 return true;
             }

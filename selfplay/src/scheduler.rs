@@ -9,7 +9,7 @@
 
 use crate::config::SearchConfig;
 use crate::game::SelfPlayGame;
-use ninjazero_data::{finished_game_ids, DataError, DatasetWriter, FileMeta};
+use ninjazero_data::{DataError, DatasetWriter, FileMeta, FlushPolicy};
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::{Color, Position};
 use rayon::prelude::*;
@@ -129,6 +129,11 @@ pub fn run_selfplay(
             writer.add_game(record)?;
             stats.io += io_started.elapsed();
         }
+        // Every step, not only when a game ends: buffered games get written on time even
+        // when none finishes for a while.
+        let io_started = Instant::now();
+        writer.flush_if_due()?;
+        stats.io += io_started.elapsed();
         let working = 1 - turn;
         while groups[working].len() < group_sizes[working] {
             let Some(mut game) = new_game(&mut ids) else {
@@ -149,26 +154,27 @@ pub fn run_selfplay(
 }
 
 /// Plays the games of `options` that the dataset in `dir` does not hold yet and adds them
-/// to it (`games_per_file` games per file; `settings`, JSON, goes into the files'
-/// metadata). `progress(already, &stats)` is called after every step, with the number of
-/// games found in `dir` at the start. Returns that number and the run's counts.
+/// to it, in files as `policy` says (`settings`, JSON, goes into the files' metadata).
+/// `dir` is locked and checked (writable, files made with the same variant, seed, model and
+/// settings; see [`DatasetWriter::resume`]) before any game is played.
+/// `progress(already, &stats)` is called after every step, with the number of games found
+/// in `dir` at the start. Returns that number and the run's counts.
 pub fn play_dataset(
     dir: &Path,
     options: &SelfPlayOptions,
     evaluator: &mut (dyn Evaluator + Send),
-    games_per_file: usize,
+    policy: FlushPolicy,
     settings: String,
     progress: &dyn Fn(u64, &RunStats),
 ) -> Result<(u64, RunStats), DataError> {
-    let done = finished_game_ids(dir)?;
-    let already = done.iter().filter(|&&id| id < options.games).count() as u64;
     let meta = FileMeta {
         variant: options.start.variant(),
         search_settings: settings,
         seed: options.seed,
         model_id: options.model_id.clone(),
     };
-    let mut writer = DatasetWriter::create(dir, meta, games_per_file)?;
+    let (mut writer, done) = DatasetWriter::resume(dir, meta, policy)?;
+    let already = done.iter().filter(|&&id| id < options.games).count() as u64;
     let stats = run_selfplay(options, evaluator, &mut writer, &done, &|stats| {
         progress(already, stats)
     })?;

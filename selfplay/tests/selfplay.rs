@@ -1,14 +1,18 @@
 //! Search behaviour and the self-play run: terminal values, determinism, restarts.
 
-use ninjazero_data::{finished_game_ids, read_games, DatasetWriter, FileMeta, GameRecord};
+use ninjazero_data::{
+    dataset_files, finished_game_ids, read_games, DataError, DatasetWriter, FileMeta, FlushPolicy,
+    GameRecord,
+};
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Color, Position, Variant};
 use ninjazero_selfplay::{
-    parse_player, play_player_dataset, run_selfplay, PlayerGamesOptions, RootSearch, SearchConfig,
-    SelfPlayGame, SelfPlayOptions,
+    parse_player, play_dataset, play_player_dataset, run_selfplay, PlayerGamesOptions, RootSearch,
+    RunStats, SearchConfig, SelfPlayGame, SelfPlayOptions,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 fn quiet_config() -> SearchConfig {
     SearchConfig {
@@ -86,33 +90,40 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn run(dir: &Path, variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> u64 {
-    let options = SelfPlayOptions {
+fn options(variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> SelfPlayOptions {
+    SelfPlayOptions {
         start: Position::start(variant),
         games,
         concurrency: 4,
         seed,
         config: config.clone(),
         model_id: "uniform".to_string(),
-    };
-    let meta = FileMeta {
-        variant,
-        search_settings: "{}".to_string(),
-        seed,
-        model_id: "uniform".to_string(),
-    };
-    let done = finished_game_ids(dir).unwrap();
-    let mut writer = DatasetWriter::create(dir, meta, 2).unwrap();
-    let stats = run_selfplay(
-        &options,
-        &mut UniformEvaluator::default(),
-        &mut writer,
-        &done,
-        &|_| {},
-    )
-    .unwrap();
-    writer.finish().unwrap();
-    stats.games
+    }
+}
+
+const TWO_PER_FILE: FlushPolicy = FlushPolicy {
+    games_per_file: 2,
+    max_age: None,
+};
+
+/// `play_dataset` with `policy`; `progress` sees the run's counts after every step.
+fn play(
+    dir: &Path,
+    options: &SelfPlayOptions,
+    policy: FlushPolicy,
+    progress: &dyn Fn(u64, &RunStats),
+) -> Result<(u64, RunStats), DataError> {
+    let evaluator = &mut UniformEvaluator::default();
+    play_dataset(dir, options, evaluator, policy, "{}".to_string(), progress)
+}
+
+/// Plays the missing games of a dataset, two per file; returns the games played.
+fn run(dir: &Path, variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> u64 {
+    let options = options(variant, games, seed, config);
+    play(dir, &options, TWO_PER_FILE, &|_, _| {})
+        .unwrap()
+        .1
+        .games
 }
 
 fn moves_by_game(dir: &Path, variant: Variant) -> Vec<(u64, Vec<String>)> {
@@ -156,8 +167,10 @@ fn a_restarted_run_adds_only_the_missing_games() {
     };
     let dir = temp_dir("restart");
     assert_eq!(run(&dir, variant, 3, 1, &config), 3);
-    std::fs::write(dir.join("games-killed.arrow.tmp"), b"half a file").unwrap();
+    let killed = dir.join("games-killed.arrow.tmp");
+    std::fs::write(&killed, b"half a file").unwrap();
     assert_eq!(run(&dir, variant, 5, 1, &config), 2);
+    assert!(!killed.exists(), "the killed run's file is removed");
     assert_eq!(run(&dir, variant, 5, 1, &config), 0);
     let ids: HashSet<u64> = finished_game_ids(&dir).unwrap();
     assert_eq!(ids, (0..5).collect());
@@ -285,7 +298,11 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
             games,
             ..options.clone()
         };
-        play_player_dataset(dir, &options, &make, threads, "{}".into(), &|_| {}).unwrap()
+        let policy = FlushPolicy {
+            games_per_file: 64,
+            max_age: None,
+        };
+        play_player_dataset(dir, &options, &make, threads, policy, "{}".into(), &|_| {}).unwrap()
     };
     let (two, one) = (temp_dir("player-two"), temp_dir("player-one"));
     assert_eq!(play(&two, 6, 2), 6);
@@ -326,4 +343,124 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
     for dir in [two, one] {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+#[test]
+fn a_dataset_of_another_variant_or_seed_is_not_continued() {
+    let config = quiet_config();
+    let dir = temp_dir("foreign");
+    assert_eq!(run(&dir, Variant::Chess, 2, 1, &config), 2);
+    let chess_files = dataset_files(&dir).unwrap();
+    let played = std::cell::Cell::new(false);
+    let insane = options(Variant::InsaneNinja, 4, 1, &config);
+    let err = play(&dir, &insane, TWO_PER_FILE, &|_, _| played.set(true)).unwrap_err();
+    assert!(matches!(err, DataError::WrongVariant { .. }), "{err}");
+    let text = err.to_string();
+    let name = chess_files[0].file_name().unwrap().to_str().unwrap();
+    for part in [name, "chess", "insane-ninja"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let other_seed = options(Variant::Chess, 4, 2, &config);
+    let err = play(&dir, &other_seed, TWO_PER_FILE, &|_, _| played.set(true)).unwrap_err();
+    assert!(matches!(err, DataError::OtherSettings { .. }), "{err}");
+    assert!(err.to_string().contains("seed 1, this run has 2"), "{err}");
+    assert!(!played.get(), "refused before any game");
+    assert_eq!(dataset_files(&dir).unwrap(), chess_files);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn two_writers_on_one_directory_store_each_game_once() {
+    let variant = Variant::Ninjutsu;
+    let config = quiet_config();
+    let dir = temp_dir("two-writers");
+    let games = 8;
+    let options = options(variant, games, 3, &config);
+    let barrier = std::sync::Barrier::new(2);
+    let outcomes: Vec<Result<u64, DataError>> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    play(&dir, &options, TWO_PER_FILE, &|_, _| {}).map(|(_, stats)| stats.games)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    // Either one was locked out at once, or (started apart) the second found nothing to do.
+    let mut played = 0;
+    for outcome in outcomes {
+        match outcome {
+            Ok(games) => played += games,
+            Err(e) => {
+                assert!(matches!(e, DataError::Locked { .. }), "{e}");
+                assert!(e.to_string().contains("being written by another"), "{e}");
+            }
+        }
+    }
+    assert_eq!(played, games);
+    let mut ids: Vec<u64> = read_games(&dir, Some(variant))
+        .unwrap()
+        .iter()
+        .map(|g| g.game_id)
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..games).collect::<Vec<_>>());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn with_no_flush_delay_every_finished_game_is_on_disk_at_the_next_step() {
+    let variant = Variant::Ninjutsu;
+    let config = quiet_config();
+    let dir = temp_dir("flush-now");
+    let options = options(variant, 6, 4, &config);
+    let policy = FlushPolicy {
+        games_per_file: 64,
+        max_age: Some(Duration::ZERO),
+    };
+    let checked = std::cell::Cell::new(0);
+    let (_, stats) = play(&dir, &options, policy, &|already, stats| {
+        let on_disk = finished_game_ids(&dir).unwrap().len() as u64;
+        assert_eq!(on_disk, already + stats.games);
+        checked.set(checked.get() + 1);
+    })
+    .unwrap();
+    assert_eq!(stats.games, 6);
+    assert!(checked.get() > 0);
+    // With only the count, the games wait for the end of the run.
+    let by_count = temp_dir("flush-by-count");
+    let policy = FlushPolicy {
+        games_per_file: 64,
+        max_age: Some(Duration::from_secs(3600)),
+    };
+    play(&by_count, &options, policy, &|_, _| {
+        assert!(dataset_files(&by_count).unwrap().is_empty());
+    })
+    .unwrap();
+    assert_eq!(finished_game_ids(&by_count).unwrap().len(), 6);
+    for d in [dir, by_count] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
+fn an_unwritable_output_is_refused_before_any_game() {
+    let config = quiet_config();
+    let options = options(Variant::Chess, 2, 1, &config);
+    let parent = temp_dir("unwritable");
+    std::fs::write(&parent, b"a file where a directory should be").unwrap();
+    let mut outputs = vec![parent.join("data")];
+    // A directory that takes no new files, even for root.
+    if cfg!(target_os = "linux") {
+        outputs.push(PathBuf::from("/proc/self"));
+    }
+    for out in outputs {
+        let played = std::cell::Cell::new(false);
+        let err = play(&out, &options, TWO_PER_FILE, &|_, _| played.set(true)).unwrap_err();
+        assert!(!played.get(), "{}: a game was played", out.display());
+        assert!(err.to_string().contains(&*out.to_string_lossy()), "{err}");
+    }
+    std::fs::remove_file(parent).unwrap();
 }

@@ -16,7 +16,7 @@ use super::{
     available_threads, load_evaluator, parse_variant, stage_bar, write_atomically, CliResult,
 };
 use clap::{Args, ValueEnum};
-use ninjazero_data::finished_game_ids;
+use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
@@ -25,7 +25,7 @@ use ninjazero_selfplay::{play_dataset, SearchConfig, SelfPlayOptions};
 use ninjazero_train::{train, TrainConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tch::Device;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -342,7 +342,10 @@ fn self_play(
         &dir,
         &options,
         evaluator.as_mut(),
-        64,
+        FlushPolicy {
+            games_per_file: 64,
+            max_age: Some(Duration::from_secs(DEFAULT_FLUSH_SECONDS)),
+        },
         settings,
         &|already, s| {
             progress.set_position(already + s.games);

@@ -4,14 +4,17 @@ use super::numbers::{real, whole, MAX_THREADS};
 use super::{load_evaluator, parse_variant, stage_bar, CliResult};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use ninjazero_data::{export_pgn, summarize};
+use ninjazero_data::{
+    existing_dataset_files, export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS,
+};
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::{
     parse_player, play_dataset, play_player_dataset, PlayerGamesOptions, RootSearch, RunStats,
     SearchConfig, SelfPlayOptions,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tch::Device;
 
 #[derive(Args, Debug)]
@@ -68,6 +71,11 @@ pub struct SelfPlayArgs {
     /// Games per data file. [range: 1 to 1000000]
     #[arg(long, value_parser = whole::<usize>(1, 1_000_000), default_value_t = 64)]
     games_per_file: usize,
+    /// Also write a data file once the oldest finished game not yet written is this many
+    /// seconds old, so that a killed run loses little (0: write the finished games after
+    /// every step).
+    #[arg(long, default_value_t = DEFAULT_FLUSH_SECONDS)]
+    flush_seconds: u64,
     /// Play the games with this player instead of the batched MCTS, in the arena's spec
     /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
     /// --max-plies drawn, positions without a search policy (for value training and
@@ -78,6 +86,15 @@ pub struct SelfPlayArgs {
     /// deterministic). [range: 0 to 200]
     #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 4)]
     opening_plies: usize,
+}
+
+impl SelfPlayArgs {
+    fn flush_policy(&self) -> FlushPolicy {
+        FlushPolicy {
+            games_per_file: self.games_per_file,
+            max_age: Some(Duration::from_secs(self.flush_seconds)),
+        }
+    }
 }
 
 /// `selfplay --player`: games of any player, on worker threads.
@@ -108,6 +125,7 @@ fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliRes
         &options,
         &make_player,
         threads,
+        args.flush_policy(),
         settings.to_string(),
         &|done| bar.set_position(done),
     )?;
@@ -156,7 +174,9 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         config: config.clone(),
         model_id: model_id.clone(),
     };
-    let settings = serde_json::json!({ "search": config, "concurrency": options.concurrency });
+    // What the games depend on: a restart must use the same (concurrency only sets the
+    // pace, as each game has its own random stream, so it is not recorded).
+    let settings = serde_json::json!({ "search": config });
     let bar = ProgressBar::new(args.games).with_style(
         ProgressStyle::with_template(
             "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
@@ -171,7 +191,7 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         &args.out,
         &options,
         evaluator.as_mut(),
-        args.games_per_file,
+        args.flush_policy(),
         settings.to_string(),
         &show,
     )
@@ -223,13 +243,30 @@ pub enum DataCommand {
     },
 }
 
+/// Refuses a dataset directory that is missing or holds no dataset files, instead of an
+/// empty summary or PGN.
+fn require_games(dir: &Path) -> CliResult {
+    if existing_dataset_files(dir)
+        .map_err(|e| e.to_string())?
+        .is_empty()
+    {
+        return Err(format!(
+            "{} holds no games (no *.arrow dataset files)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 pub fn run_data_command(command: DataCommand) -> CliResult {
     match command {
         DataCommand::Inspect { dir } => {
+            require_games(&dir)?;
             let summary = summarize(&dir).map_err(|e| e.to_string())?;
             println!("{summary}");
         }
         DataCommand::Pgn { dir, out } => {
+            require_games(&dir)?;
             let count = match &out {
                 Some(path) => {
                     let file = std::fs::File::create(path)

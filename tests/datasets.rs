@@ -1,0 +1,169 @@
+//! `ninjazero selfplay` and `ninjazero data` on dataset directories that are missing,
+//! empty, of another variant, unwritable or written by two processes at once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ninjazero(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ninjazero"));
+    command.args(args);
+    command
+}
+
+/// Exit success and stdout + stderr.
+fn outcome(output: Output) -> (bool, String) {
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+fn run(args: &[&str]) -> (bool, String) {
+    outcome(
+        ninjazero(args)
+            .output()
+            .expect("the ninjazero binary starts"),
+    )
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ninjazero-datasets-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A quick model-free self-play command line.
+fn selfplay_args<'a>(variant: &'a str, games: &'a str, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "selfplay",
+        "--variant",
+        variant,
+        "--games",
+        games,
+        "--sims",
+        "4",
+        "--cheap-sims",
+        "2",
+        "--max-plies",
+        "20",
+        "--concurrency",
+        "4",
+        "--threads",
+        "1",
+        "--device",
+        "cpu",
+        "--out",
+        path(out),
+    ]
+}
+
+#[test]
+fn data_commands_refuse_a_missing_or_empty_directory() {
+    let missing = temp_dir("missing");
+    for command in ["inspect", "pgn"] {
+        let (ok, text) = run(&["data", command, path(&missing)]);
+        assert!(!ok, "data {command}: {text}");
+        assert!(
+            text.contains(&format!("{}: no such directory", missing.display())),
+            "data {command}: {text}"
+        );
+    }
+    let empty = temp_dir("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let pgn = empty.join("games.pgn");
+    for args in [
+        vec!["data", "inspect", path(&empty)],
+        vec!["data", "pgn", path(&empty), "--out", path(&pgn)],
+    ] {
+        let (ok, text) = run(&args);
+        assert!(!ok, "{args:?}: {text}");
+        assert!(text.contains("holds no games"), "{args:?}: {text}");
+    }
+    assert!(!pgn.exists(), "no empty PGN file is left behind");
+    std::fs::remove_dir_all(empty).unwrap();
+}
+
+#[test]
+fn selfplay_refuses_a_directory_of_another_variant() {
+    let dir = temp_dir("variant");
+    let (ok, text) = run(&selfplay_args("chess", "2", &dir));
+    assert!(ok, "{text}");
+    let chess_files = ninjazero_data::dataset_files(&dir).unwrap();
+    let (ok, text) = run(&selfplay_args("insane-ninja", "4", &dir));
+    assert!(!ok, "{text}");
+    let name = chess_files[0].file_name().unwrap().to_str().unwrap();
+    for part in [name, "holds chess games, expected insane-ninja"] {
+        assert!(text.contains(part), "{text}");
+    }
+    assert!(!text.contains("new games"), "{text}");
+    assert_eq!(ninjazero_data::dataset_files(&dir).unwrap(), chess_files);
+    let (ok, text) = run(&["data", "inspect", path(&dir)]);
+    assert!(ok, "{text}");
+    assert!(text.contains("games:        2"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn selfplay_refuses_an_unwritable_output_before_playing() {
+    let parent = temp_dir("unwritable");
+    std::fs::write(&parent, b"a file where a directory should be").unwrap();
+    let mut outputs = vec![parent.join("data")];
+    if cfg!(target_os = "linux") {
+        // Exists, and takes no new files even for root.
+        outputs.push(PathBuf::from("/proc/self"));
+    }
+    for out in outputs {
+        let (ok, text) = run(&selfplay_args("chess", "2", &out));
+        assert!(!ok, "{text}");
+        assert!(text.contains(path(&out)), "{text}");
+    }
+    std::fs::remove_file(parent).unwrap();
+}
+
+#[test]
+fn two_selfplay_processes_on_one_directory_store_each_game_once() {
+    let dir = temp_dir("two");
+    let games = 6;
+    let count = games.to_string();
+    let args = selfplay_args("ninjutsu", &count, &dir);
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            ninjazero(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the ninjazero binary starts")
+        })
+        .collect();
+    for child in children {
+        let (ok, text) = outcome(child.wait_with_output().unwrap());
+        // Locked out at once, or (started apart) nothing left to play.
+        assert!(
+            ok || text.contains(&format!(
+                "{} is being written by another selfplay process",
+                dir.display()
+            )),
+            "{text}"
+        );
+    }
+    let mut ids: Vec<u64> = ninjazero_data::read_games(&dir, None)
+        .unwrap()
+        .iter()
+        .map(|g| g.game_id)
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..games).collect::<Vec<u64>>());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn selfplay_help_documents_the_flush_interval() {
+    let (ok, text) = run(&["selfplay", "--help"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("--flush-seconds"), "{text}");
+    assert!(text.contains("[default: 120]"), "{text}");
+}
