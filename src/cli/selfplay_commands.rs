@@ -73,8 +73,8 @@ pub struct SelfPlayArgs {
     games_per_file: usize,
     /// Also write a data file once the oldest finished game not yet written is this many
     /// seconds old, so that a killed run loses little (0: write the finished games after
-    /// every step).
-    #[arg(long, default_value_t = DEFAULT_FLUSH_SECONDS)]
+    /// every step). [range: 0 to 86400]
+    #[arg(long, value_parser = whole::<u64>(0, 86_400), default_value_t = DEFAULT_FLUSH_SECONDS)]
     flush_seconds: u64,
     /// Play the games with this player instead of the batched MCTS, in the arena's spec
     /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
