@@ -62,7 +62,9 @@ enum Command {
 /// The error type of every command: a message for the user.
 pub type CliResult = Result<(), String>;
 
-pub fn run(cli: Cli) -> CliResult {
+/// Runs a parsed command line; `matches` are the parser's, which tell given options from
+/// defaults.
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> CliResult {
     match cli.command {
         Command::Perft(args) => rules_commands::run_perft(args),
         Command::Moves(args) => rules_commands::run_moves(args),
@@ -75,7 +77,10 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Play(args) => play::run(args),
         Command::Uci(args) => uci::run(args),
         Command::Train(args) => train_commands::run_train(args),
-        Command::Pipeline(args) => pipeline::run(args),
+        Command::Pipeline(args) => {
+            let given = matches.subcommand_matches("pipeline").unwrap_or(matches);
+            pipeline::run(args, given)
+        }
         Command::Values(args) => values::run(args),
     }
 }
