@@ -124,11 +124,12 @@ pub fn load_evaluator(
             "uniform".to_string(),
         ));
     };
+    // Loading first: its errors name the path once and say what is wrong with the file.
+    let model =
+        ninjazero_model::Model::load(path, Some(variant), device).map_err(|e| e.to_string())?;
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let digest = Sha256::digest(&bytes);
     let id = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let model = ninjazero_model::Model::load(path, Some(variant), device)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
 }
 

@@ -9,7 +9,7 @@ use super::play::{load_evaluator, MAX_SIMULATIONS};
 use super::CliResult;
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator};
-use ninjazero_rules::{Game, Position, Variant};
+use ninjazero_rules::{excerpt, Game, Position, Variant};
 use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
@@ -182,7 +182,7 @@ impl Engine {
                     path => Some(PathBuf::from(path)),
                 };
             }
-            _ => send(&format!("info string unknown option '{name}'")),
+            _ => send(&format!("info string unknown option '{}'", excerpt(&name))),
         }
     }
 
