@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() {
     // Die quietly when the reader of our output goes away (`ninjazero moves … | head`), as
@@ -11,8 +11,10 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let args = cli::Cli::parse();
-    if let Err(err) = cli::run(args) {
+    // The matches are kept: some commands need to know which options were given.
+    let matches = cli::Cli::command().get_matches();
+    let args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Err(err) = cli::run(args, &matches) {
         eprintln!("error: {err}");
         std::process::exit(1);
     }

@@ -133,3 +133,22 @@ fn bad_arguments_are_errors() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("invalid FEN"), "{stderr}");
 }
+
+#[test]
+fn long_bad_input_is_repeated_shortened() {
+    let long = "x".repeat(5000);
+    let input = format!("{long}\ne2e4{long}\nquit\n");
+    let (ok, out) = play(&["--variant", "chess", "--sims", "10"], &input);
+    assert!(ok, "{out}");
+    let head = "x".repeat(40);
+    assert!(
+        out.contains(&format!("cannot read '{head}…' as a move")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("cannot read 'e2e4{}…' as a move", &head[4..])),
+        "{out}"
+    );
+    let longest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(longest < 300, "a line of {longest} characters");
+}

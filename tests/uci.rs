@@ -334,3 +334,32 @@ fn unreadable_or_negative_limits_answer_at_once() {
     engine.send("quit");
     engine.finish();
 }
+
+#[test]
+fn long_bad_input_is_repeated_shortened() {
+    let mut engine = Engine::start(&[]);
+    let long = "z".repeat(5000);
+    let head = "z".repeat(40);
+    let cases = [
+        (
+            format!("position startpos moves e2e4 {long}"),
+            format!("info string move 2 of the list: cannot read '{head}…' as a move"),
+        ),
+        (
+            format!("setoption name {long} value 1"),
+            format!("info string unknown option '{head}…'"),
+        ),
+        (
+            format!("setoption name UCI_Variant value {long}"),
+            format!("info string unknown variant '{head}…'"),
+        ),
+    ];
+    for (command, expected) in cases {
+        engine.send(&command);
+        let line = engine.line();
+        assert!(line.starts_with(&expected), "{line}");
+        assert!(line.len() < 400, "{} characters", line.len());
+    }
+    engine.send("quit");
+    engine.finish();
+}

@@ -53,10 +53,11 @@ fn values_writes_its_report_and_reuses_played_games() {
         "alphabeta:depth=1",
         "--rounds",
         "2",
+        // Enough long games for every value to pass the minimum of data.
         "--games",
-        "4",
+        "30",
         "--max-plies",
-        "60",
+        "300",
         "--bootstrap",
         "20",
         "--device",
@@ -117,4 +118,71 @@ fn values_rejects_bad_input_with_clear_messages() {
     ]);
     assert!(!ok);
     assert!(text.contains("--rounds"), "{text}");
+}
+
+#[test]
+fn values_on_two_games_says_not_enough_data_and_gives_no_verdict() {
+    let dir = std::env::temp_dir().join(format!("ninjazero-values-tiny-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (data, out) = (dir.join("data"), dir.join("out"));
+    let (ok, text) = ninjazero(&[
+        "selfplay",
+        "--variant",
+        "chess",
+        "--games",
+        "2",
+        "--sims",
+        "8",
+        "--cheap-sims",
+        "4",
+        "--max-plies",
+        "80",
+        "--out",
+        path(&data),
+        "--device",
+        "cpu",
+    ]);
+    assert!(ok, "{text}");
+    let (ok, report) = ninjazero(&[
+        "values",
+        "--variant",
+        "chess",
+        "--data",
+        path(&data),
+        "--out",
+        path(&out),
+        "--player",
+        "alphabeta:depth=1",
+        "--rounds",
+        "2",
+        "--games",
+        "2",
+        "--max-plies",
+        "20",
+        "--bootstrap",
+        "20",
+        "--device",
+        "cpu",
+    ]);
+    // Every method says why it has no values, and the command still reports.
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("No result: not enough data to measure the Pawn, the unit (2 games, Pawn"),
+        "{report}"
+    );
+    assert!(
+        report.contains("No result: round 1: not enough data to measure the Pawn, the unit (6 games, Pawn given as odds in 6; 10 needed)"),
+        "{report}"
+    );
+    assert!(!out.join("match-values.txt").exists());
+    assert!(
+        report.contains("No method has values for two pieces besides the Pawn"),
+        "{report}"
+    );
+    for verdict in ["worth more by", "cannot tell apart"] {
+        assert!(!report.contains(verdict), "{report}");
+    }
+    let csv = std::fs::read_to_string(out.join("values.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1, "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -446,8 +446,8 @@ impl<'a> Decoder<'a> {
         let variant_text = c.variant.value(row);
         if variant_text != self.variant.id() {
             return Err(self.invalid(format!(
-                "row {row}: variant '{variant_text}' in a {} file",
-                self.variant.id()
+                "row {row}: variant '{variant_text}' in {} file",
+                ninjazero_rules::with_article(self.variant.id())
             )));
         }
         let winner_text = c.winner.value(row);

@@ -165,9 +165,9 @@ impl DatasetWriter {
         };
         if game.variant != self.meta.variant {
             return Err(invalid(format!(
-                "variant {} in a {} dataset",
+                "variant {} in {} dataset",
                 game.variant.id(),
-                self.meta.variant.id()
+                ninjazero_rules::with_article(self.meta.variant.id())
             )));
         }
         if game.positions.is_empty() {

@@ -256,6 +256,11 @@ fn writer_refuses_bad_games() {
         matches!(err, DataError::InvalidGame { game_id: 1, .. }),
         "{err}"
     );
+    assert!(
+        err.to_string()
+            .contains("variant insane-ninja-drops in an asylum dataset"),
+        "{err}"
+    );
     let v = Variant::Asylum;
     let game = play_game(v, v.start_fen(), 9, 4, None, "adjudication", None);
     writer.add_game(game.clone()).unwrap();

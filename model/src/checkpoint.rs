@@ -4,7 +4,7 @@
 use crate::encoding::{plane, BoardShape, ENCODING_VERSION};
 use crate::net::{NetConfig, PolicyValueNet};
 use crate::policy::policy_len;
-use ninjazero_rules::Variant;
+use ninjazero_rules::{with_article, Variant};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use tch::{nn, Device, Tensor};
@@ -36,9 +36,21 @@ pub enum ModelError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path} is {what}, not a checkpoint file")]
+    NotAFile { path: PathBuf, what: &'static str },
+    #[error(
+        "{checkpoint} has no sidecar: {sidecar} is missing (every checkpoint is saved with one)"
+    )]
+    MissingSidecar {
+        checkpoint: PathBuf,
+        sidecar: PathBuf,
+    },
     #[error("{path}: not a NinjaZero checkpoint sidecar: {reason}")]
     Sidecar { path: PathBuf, reason: String },
-    #[error("{path} is a {found} model, but {expected} was asked for")]
+    #[error(
+        "{path} is {} model, but {expected} was asked for",
+        with_article(found)
+    )]
     WrongVariant {
         path: PathBuf,
         found: String,
@@ -50,11 +62,51 @@ pub enum ModelError {
         found: u32,
         expected: u32,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", torch_message(source))]
     Torch {
         path: PathBuf,
         source: tch::TchError,
     },
+}
+
+/// A libtorch or safetensors error in words for a user: a file that is no safetensors
+/// checkpoint named as such, and only the first line of a libtorch message (whose C++
+/// backtrace, "Exception raised from ..." and its frames, helps nobody at a prompt). The
+/// path is left out: every caller names it already.
+pub fn torch_message(error: &tch::TchError) -> String {
+    use safetensors::SafeTensorError as E;
+    match error {
+        tch::TchError::SafeTensorError { err, .. } => match err {
+            E::IoError(e) => e.to_string(),
+            E::HeaderTooLarge => "not a safetensors checkpoint (header too large)".to_string(),
+            E::HeaderTooSmall | E::InvalidHeaderLength => {
+                "not a safetensors checkpoint (too short for a header)".to_string()
+            }
+            E::InvalidHeader
+            | E::InvalidHeaderStart
+            | E::InvalidHeaderDeserialization
+            | E::JsonError(_) => "not a safetensors checkpoint (unreadable header)".to_string(),
+            E::TensorNotFound(name) => format!(
+                "the checkpoint has no tensor '{name}': it was saved by a different network"
+            ),
+            other => format!("a damaged safetensors checkpoint ({other:?})"),
+        },
+        tch::TchError::Torch(text) => first_line(text),
+        other => first_line(&other.to_string()),
+    }
+}
+
+/// The first line of a message, without libtorch's backtrace after it.
+fn first_line(text: &str) -> String {
+    let text = text
+        .split("Exception raised from")
+        .next()
+        .unwrap_or_default();
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
 }
 
 /// A network with its parameter store and metadata.
@@ -130,6 +182,7 @@ impl Model {
         expected: Option<Variant>,
         device: Device,
     ) -> Result<Model, ModelError> {
+        check_is_file(path)?;
         let meta = read_sidecar(path)?;
         let variant: Variant =
             meta.variant
@@ -162,11 +215,41 @@ impl Model {
     }
 }
 
+/// The checkpoint the user named must be a regular file: a missing one is named as such
+/// (not its sidecar), and libtorch is never handed a directory.
+fn check_is_file(path: &Path) -> Result<(), ModelError> {
+    let metadata = std::fs::metadata(path).map_err(|source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if metadata.is_file() {
+        return Ok(());
+    }
+    let what = if metadata.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    };
+    Err(ModelError::NotAFile {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
 fn read_sidecar(checkpoint: &Path) -> Result<CheckpointMeta, ModelError> {
     let path = sidecar_path(checkpoint);
-    let text = std::fs::read_to_string(&path).map_err(|source| ModelError::Io {
-        path: path.clone(),
-        source,
+    let text = std::fs::read_to_string(&path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ModelError::MissingSidecar {
+                checkpoint: checkpoint.to_path_buf(),
+                sidecar: path.clone(),
+            }
+        } else {
+            ModelError::Io {
+                path: path.clone(),
+                source,
+            }
+        }
     })?;
     let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|e| ModelError::Sidecar {
         path: path.clone(),

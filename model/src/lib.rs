@@ -21,7 +21,7 @@ pub mod evaluator;
 pub mod net;
 pub mod policy;
 
-pub use checkpoint::{CheckpointMeta, Model, ModelError};
+pub use checkpoint::{torch_message, CheckpointMeta, Model, ModelError};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
 pub use evaluator::{
     material_balance, parse_device, EvalRequest, EvalTimings, Evaluation, Evaluator,

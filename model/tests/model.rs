@@ -162,8 +162,69 @@ fn checkpoints_round_trip_and_refuse_the_wrong_variant() {
     std::fs::write(&sidecar, "{ not json").unwrap();
     let corrupt = Model::load(&path, None, Device::Cpu).unwrap_err();
     assert!(corrupt.to_string().contains("gen-0001.json"), "{corrupt}");
-    let missing = Model::load(&dir.join("nothing.safetensors"), None, Device::Cpu).unwrap_err();
-    assert!(missing.to_string().contains("nothing.json"), "{missing}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Each load error names the file the user gave once and says in words what is wrong,
+/// with no libtorch backtrace.
+#[test]
+fn checkpoint_errors_name_the_file_once_and_say_what_is_wrong() {
+    let dir = temp_dir("bad-checkpoints");
+    let load = |name: &str, variant| {
+        let path = dir.join(name);
+        let error = Model::load(&path, variant, Device::Cpu)
+            .expect_err(name)
+            .to_string();
+        (path.display().to_string(), error)
+    };
+    let model = Model::new(Variant::InsaneNinja, &Preset::Tiny.config(), Device::Cpu);
+    for name in ["good", "bad", "folder", "pickle"] {
+        model
+            .save(&dir.join(format!("{name}.safetensors")))
+            .unwrap();
+    }
+    // A missing checkpoint is named, not the sidecar it would have.
+    let (path, error) = load("nothing.safetensors", None);
+    assert!(error.starts_with(&path), "{error}");
+    assert!(!error.contains("nothing.json"), "{error}");
+    let (path, error) = load("good.safetensors", Some(Variant::Chess));
+    assert_eq!(
+        error,
+        format!("{path} is an insane-ninja model, but chess was asked for")
+    );
+    // Not safetensors at all (the first 8 bytes read as a header length of 2^64 - 1).
+    std::fs::write(dir.join("bad.safetensors"), [0xff; 64]).unwrap();
+    let (path, error) = load("bad.safetensors", None);
+    assert_eq!(
+        error,
+        format!("{path}: not a safetensors checkpoint (header too large)")
+    );
+    let folder = dir.join("folder.safetensors");
+    std::fs::remove_file(&folder).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    let (path, error) = load("folder.safetensors", None);
+    assert_eq!(
+        error,
+        format!("{path} is a directory, not a checkpoint file")
+    );
+    // Another extension goes to libtorch's own (C++) reader, whose errors carry a
+    // backtrace: only its first line is shown (pickle.json is the sidecar saved above).
+    std::fs::write(dir.join("pickle.pt"), b"not a torch file").unwrap();
+    let (path, error) = load("pickle.pt", None);
+    assert!(error.starts_with(&format!("{path}: ")), "{error}");
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(
+        !error.contains("Exception raised from") && !error.contains("frame #"),
+        "{error}"
+    );
+    // The sidecar is named only when the checkpoint is there and the sidecar is not.
+    std::fs::remove_file(dir.join("good.json")).unwrap();
+    let (path, error) = load("good.safetensors", None);
+    let sidecar = dir.join("good.json").display().to_string();
+    assert_eq!(
+        error,
+        format!("{path} has no sidecar: {sidecar} is missing (every checkpoint is saved with one)")
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 

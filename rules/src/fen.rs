@@ -7,7 +7,7 @@ use crate::types::{cell, Color, Piece, Role, Square};
 use crate::variant::{
     CASTLE_BLACK_KING, CASTLE_BLACK_QUEEN, CASTLE_WHITE_KING, CASTLE_WHITE_QUEEN,
 };
-use crate::Variant;
+use crate::{excerpt, with_article, Variant};
 use std::fmt::Write;
 
 /// Why a FEN could not be read. Each message names the field, rank or square at fault.
@@ -32,7 +32,7 @@ pub enum FenError {
         found: usize,
         expected: u8,
     },
-    #[error("unexpected '{found}' in the row for rank {rank}: expected a piece letter, a count of empty squares or '*'")]
+    #[error("unexpected '{}' in the row for rank {rank}: expected a piece letter, a count of empty squares or '*'", excerpt(.found))]
     BadChar { rank: u8, found: String },
     #[error("{square} is a hole on the {variant} board: the FEN must write '*' there")]
     NotASquare { variant: Variant, square: Square },
@@ -44,15 +44,15 @@ pub enum FenError {
         piece: &'static str,
         letter: char,
     },
-    #[error("bad hand '{found}': {reason}")]
+    #[error("bad hand '{}': {reason}", excerpt(.found))]
     Hand { found: String, reason: String },
-    #[error("side to move must be 'w' or 'b', found '{0}'")]
+    #[error("side to move must be 'w' or 'b', found '{}'", excerpt(.0))]
     Side(String),
-    #[error("castling field '{field}': {reason}")]
+    #[error("castling field '{}': {reason}", excerpt(.field))]
     Castling { field: String, reason: String },
-    #[error("en passant field '{field}': {reason}")]
+    #[error("en passant field '{}': {reason}", excerpt(.field))]
     EnPassant { field: String, reason: String },
-    #[error("{name} must be a whole number, found '{found}'")]
+    #[error("{name} must be a whole number, found '{}'", excerpt(.found))]
     Counter { name: &'static str, found: String },
     #[error("{color} has {count} Kings; exactly one is required")]
     KingCount { color: Color, count: usize },
@@ -62,7 +62,7 @@ pub enum FenError {
         role: &'static str,
         square: Square,
     },
-    #[error("{color} has {count} pieces (hand included); a {variant} army has at most {max}")]
+    #[error("{color} has {count} pieces (hand included); {} army has at most {max}", with_article(variant.id()))]
     TooManyPieces {
         variant: Variant,
         color: Color,
@@ -248,7 +248,7 @@ impl Position {
         for name in field.split(',') {
             let square: Square = name
                 .parse()
-                .map_err(|_| bad(format!("'{name}' is not a square")))?;
+                .map_err(|_| bad(format!("'{}' is not a square", excerpt(name))))?;
             if !self.rules.is_square(square) {
                 return Err(bad(format!("{square} is not on the board")));
             }

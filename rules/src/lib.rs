@@ -38,8 +38,30 @@ pub use variant::{Rules, UnknownVariant, Variant};
 /// Why a move text was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MoveError {
-    #[error("cannot read '{0}' as a move: expected from and to squares (e2e4), a promotion (a9a10q), castling as King, Rook and King-target squares (e1h1g1) or a drop (Y@e4)")]
+    #[error("cannot read '{}' as a move: expected from and to squares (e2e4), a promotion (a9a10q), castling as King, Rook and King-target squares (e1h1g1) or a drop (Y@e4)", excerpt(.0))]
     Malformed(String),
-    #[error("illegal move '{text}': {reason}")]
+    #[error("illegal move '{}': {reason}", excerpt(.text))]
     Illegal { text: String, reason: String },
+}
+
+/// Longest user input an error message repeats in full.
+const EXCERPT_CHARS: usize = 40;
+
+/// `text` as an error message repeats it: the first 40 characters, then "…" if there were
+/// more, so that a pasted page does not bury the reason.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// `noun` with its indefinite article: "a chess", "an insane-ninja", "an Insane Ninja".
+/// By the first letter, which suits every variant id and piece name.
+pub fn with_article(noun: &str) -> String {
+    let vowel = noun
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {noun}", if vowel { "an" } else { "a" })
 }

@@ -9,7 +9,7 @@ use crate::moves::{Move, MoveKind, MoveList, MoveText};
 use crate::position::{is_ninja_leap, line_direction, midpoint, Position};
 use crate::types::{cell, Color, Role, Square};
 use crate::variant::{PawnKind, SquareSet};
-use crate::MoveError;
+use crate::{with_article, MoveError};
 
 /// What the legality filter needs to know about the side to move's King.
 struct KingSafety {
@@ -108,20 +108,46 @@ impl Position {
         if pseudo.iter().any(|m| shape.matches(*m)) {
             return illegal("it would leave the King in check".to_string());
         }
-        let needs_promotion = pseudo
-            .iter()
-            .any(|m| m.from == from && m.to == to && m.promotion().is_some());
+        // from -> to is possible: only the promotion part of the text can be wrong.
+        let steps = || pseudo.iter().filter(|m| m.from == from && m.to == to);
+        let promotions: Vec<Role> = steps().filter_map(|m| m.promotion()).collect();
+        let plain_step = steps().any(|m| matches!(m.kind, MoveKind::Normal | MoveKind::EnPassant));
+        let letters = || {
+            let letters: Vec<String> = promotions
+                .iter()
+                .map(|r| r.lower_char().to_string())
+                .collect();
+            letters.join(", ")
+        };
         let reason = match shape {
+            MoveText::Castle { .. } => "castling is not possible".to_string(),
             MoveText::Step {
                 promotion: None, ..
-            } if needs_promotion => {
-                "a pawn reaching the last rank must promote: add the piece letter".to_string()
-            }
+            } if !promotions.is_empty() => format!(
+                "the {} reaching {to} must promote: add a piece letter ({})",
+                piece.role.name(),
+                letters()
+            ),
             MoveText::Step {
                 promotion: Some(role),
                 ..
-            } if needs_promotion => format!("a pawn cannot promote to a {} here", role.name()),
-            MoveText::Castle { .. } => "castling is not possible".to_string(),
+            } if !promotions.is_empty() => format!(
+                "cannot promote to {} here; allowed: {}",
+                with_article(role.name()),
+                letters()
+            ),
+            MoveText::Step {
+                promotion: Some(role),
+                ..
+            } if plain_step => {
+                let promotes = matches!(piece.role, Role::Pawn | Role::NinjaPawn);
+                let why = if promotes {
+                    format!("{to} is not a promotion square")
+                } else {
+                    format!("{} does not promote", with_article(piece.role.name()))
+                };
+                format!("{why}: drop the '{}'", role.lower_char())
+            }
             _ => format!("the {} on {from} cannot move to {to}", piece.role.name()),
         };
         illegal(reason)

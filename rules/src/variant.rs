@@ -106,7 +106,7 @@ impl fmt::Display for Variant {
 
 /// Error for an unknown variant id.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown variant '{0}' (expected one of: chess, palace, palace-scepter, ninjutsu, asylum, asylum-ff, insane-ninja, insane-ninja-2, insane-ninja-drops)")]
+#[error("unknown variant '{}' (expected one of: chess, palace, palace-scepter, ninjutsu, asylum, asylum-ff, insane-ninja, insane-ninja-2, insane-ninja-drops)", crate::excerpt(.0))]
 pub struct UnknownVariant(pub String);
 
 impl std::str::FromStr for Variant {

@@ -164,23 +164,112 @@ fn move_text_errors_say_why() {
         err.to_string().contains("it would leave the King in check"),
         "{err}"
     );
-    let promote = Position::from_fen(Variant::Chess, "4k3/P7/8/8/8/8/8/4K3 w - -").unwrap();
-    assert!(promote
-        .parse_move("a7a8")
-        .unwrap_err()
-        .to_string()
-        .contains("must promote"));
-    assert!(promote
-        .parse_move("a7a8g")
-        .unwrap_err()
-        .to_string()
-        .contains("cannot promote to a Ninja Guard"));
     let mate = Position::from_fen(Variant::Chess, "k7/1Q6/1K6/8/8/8/8/8 b - -").unwrap();
     assert!(mate
         .parse_move("a8b8")
         .unwrap_err()
         .to_string()
         .contains("the game is over (white wins by checkmate)"));
+}
+
+#[test]
+fn promotion_errors_name_what_is_wrong_with_the_promotion() {
+    let chess = |fen| Position::from_fen(Variant::Chess, fen).unwrap();
+    let start = Position::start(Variant::Chess);
+    let last_rank = chess("4k3/P7/8/8/8/8/8/4K3 w - -");
+    let pushed = chess("4k3/8/8/8/4P3/8/8/4K3 w - -");
+    let cases = [
+        (
+            &pushed,
+            "e4e5q",
+            "e5 is not a promotion square: drop the 'q'",
+        ),
+        (
+            &start,
+            "e2e4n",
+            "e4 is not a promotion square: drop the 'n'",
+        ),
+        (&start, "b1c3q", "a Knight does not promote: drop the 'q'"),
+        (
+            &last_rank,
+            "a7a8",
+            "the Pawn reaching a8 must promote: add a piece letter (q, r, b, n)",
+        ),
+        (
+            &last_rank,
+            "a7a8g",
+            "cannot promote to a Ninja Guard here; allowed: q, r, b, n",
+        ),
+        (
+            &last_rank,
+            "a7a8k",
+            "cannot promote to a King here; allowed: q, r, b, n",
+        ),
+        // Not a pawn move at all: the move itself is what is wrong.
+        (&pushed, "e4e6q", "the Pawn on e4 cannot move to e6"),
+    ];
+    for (position, text, expected) in cases {
+        let message = position.parse_move(text).expect_err(text).to_string();
+        assert!(
+            message.contains(expected),
+            "{text}: got '{message}', expected '{expected}'"
+        );
+    }
+    let message = last_rank.parse_move("a7a8i").unwrap_err().to_string();
+    assert!(
+        message.contains("cannot promote to an Insane Ninja here"),
+        "{message}"
+    );
+    // Insane Ninja promotions list the variant's own pieces.
+    let insane = Position::from_fen(
+        Variant::InsaneNinja,
+        "****2****/5k4/P9/10/10/10/10/10/10/10/5K4/****2**** w - -",
+    )
+    .unwrap();
+    let message = insane.parse_move("a9a10k").unwrap_err().to_string();
+    assert!(
+        message.contains("cannot promote to a King here; allowed:"),
+        "{message}"
+    );
+    let allowed = message.rsplit("allowed: ").next().unwrap_or_default();
+    let legal: Vec<String> = insane
+        .legal_moves()
+        .iter()
+        .filter_map(|m| m.promotion())
+        .map(|r| r.lower_char().to_string())
+        .collect();
+    assert_eq!(allowed, legal.join(", "), "{message}");
+}
+
+#[test]
+fn errors_repeat_at_most_40_characters_of_the_input() {
+    let long = "e".repeat(5000);
+    let pos = Position::start(Variant::Chess);
+    let move_text = format!("e2e4{long}");
+    for (input, message) in [
+        (&long, pos.parse_move(&long).unwrap_err().to_string()),
+        (
+            &move_text,
+            pos.parse_move(&move_text).unwrap_err().to_string(),
+        ),
+        (&long, long.parse::<Variant>().unwrap_err().to_string()),
+        (
+            &long,
+            Position::from_fen(Variant::Chess, &format!("8/8/8/8/8/8/8/K6k {long} - -"))
+                .unwrap_err()
+                .to_string(),
+        ),
+    ] {
+        assert!(message.len() < 400, "{} characters", message.len());
+        let head: String = input.chars().take(40).collect();
+        assert!(message.contains(&format!("'{head}…'")), "{message}");
+    }
+    assert_eq!(ninjazero_rules::excerpt("e2e4"), "e2e4");
+    // Characters, not bytes: a multi-byte character is never cut in two.
+    assert_eq!(
+        ninjazero_rules::excerpt(&"é".repeat(41)),
+        "é".repeat(40) + "…"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use ninjazero_selfplay::values::matches::{
 };
 use ninjazero_selfplay::values::probe::probe;
 use ninjazero_selfplay::values::regression::outcome_regression;
-use ninjazero_selfplay::values::{verdicts, Estimate, PieceKind};
+use ninjazero_selfplay::values::{verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -25,6 +25,10 @@ fn find(estimates: &[Estimate], kind: PieceKind) -> &Estimate {
         .iter()
         .find(|e| e.piece == kind)
         .unwrap_or_else(|| panic!("no estimate for {}", kind.name()))
+}
+
+fn lines_of(not_enough: &[NotEnoughData]) -> Vec<String> {
+    not_enough.iter().map(NotEnoughData::line).collect()
 }
 
 /// A game of `plies` positions with the given material per colour (index by Role::index)
@@ -79,12 +83,17 @@ fn outcome_regression_recovers_the_values_behind_the_results() {
         .map(|id| synthetic_game(id, &mut rng, &truth))
         .collect();
     let kinds = [PAWN, KNIGHT, BISHOP, ROOK];
-    let estimates = outcome_regression(&games, &kinds, 200, 7).unwrap();
-    // The Bishop never differs in these games: it gets no estimate.
+    let measured = outcome_regression(&games, &kinds, 200, 7).unwrap();
+    let estimates = &measured.estimates;
+    // The Bishop never differs in these games: it gets no value, and says why.
     assert!(estimates.iter().all(|e| e.piece != BISHOP));
-    assert_eq!(find(&estimates, PAWN).value, 1.0);
+    assert_eq!(
+        lines_of(&measured.not_enough),
+        ["Bishop: not enough data (6000 games, Bishop never unbalanced)"]
+    );
+    assert_eq!(find(estimates, PAWN).value, 1.0);
     for (kind, want) in [(KNIGHT, 3.0), (ROOK, 5.0)] {
-        let e = find(&estimates, kind);
+        let e = find(estimates, kind);
         assert!(
             e.low <= want && want <= e.high,
             "{}: {:.2} [{:.2}, {:.2}], truth {want}",
@@ -100,7 +109,7 @@ fn outcome_regression_recovers_the_values_behind_the_results() {
         );
         assert_eq!(e.samples, 3 * games.len());
     }
-    let lines: Vec<String> = verdicts(&estimates).iter().map(|v| v.line()).collect();
+    let lines: Vec<String> = verdicts(estimates).iter().map(|v| v.line()).collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("Rook > Knight"), "{lines:?}");
 }
@@ -116,8 +125,12 @@ fn regression_skips_positions_in_the_middle_of_an_exchange() {
     for game in &mut games {
         game.positions[1].material[0][Role::Knight.index()] = 1;
     }
-    let estimates = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap();
-    assert!(estimates.iter().all(|e| e.piece != KNIGHT));
+    let measured = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap();
+    assert!(measured.estimates.iter().all(|e| e.piece != KNIGHT));
+    assert_eq!(
+        lines_of(&measured.not_enough),
+        ["Knight: not enough data (400 games, Knight never unbalanced)"]
+    );
 }
 
 #[test]
@@ -183,8 +196,10 @@ fn match_scores_become_pawns_through_pawn_odds() {
     };
     let pawns: Vec<(usize, HandicapScores)> =
         (1..=3).map(|k| (k, scores(0.4 * k as f64, 4000))).collect();
-    let estimates = match_estimates(&[(KNIGHT, scores(1.2, 4000))], &pawns, 300, 5).unwrap();
-    let e = find(&estimates, KNIGHT);
+    let measured = match_estimates(&[(KNIGHT, scores(1.2, 4000))], &pawns, 300, 5).unwrap();
+    assert!(measured.not_enough.is_empty());
+    let estimates = &measured.estimates;
+    let e = find(estimates, KNIGHT);
     assert!((e.value - 3.0).abs() < 0.05, "{}", e.value);
     assert!(
         e.low < 3.0 && 3.0 < e.high && e.high - e.low < 1.0,
@@ -193,7 +208,7 @@ fn match_scores_become_pawns_through_pawn_odds() {
         e.high
     );
     assert_eq!(e.samples, 4000);
-    assert_eq!(find(&estimates, PAWN).samples, 12000);
+    assert_eq!(find(estimates, PAWN).samples, 12000);
     // No edge from Pawn odds: no scale.
     let even = vec![(1, scores(0.0, 1000))];
     assert!(match_estimates(&[], &even, 50, 5).is_err());
@@ -243,9 +258,10 @@ fn the_probe_reads_back_an_evaluators_material_values() {
     }
     let mut evaluator = UniformEvaluator::default();
     let kinds = PieceKind::of_variant(Variant::Chess);
-    let estimates = probe(&mut evaluator, &positions, &kinds, 100, 1, &|_, _| {}).unwrap();
+    let measured = probe(&mut evaluator, &positions, &kinds, 100, 1, &|_, _| {}).unwrap();
+    assert!(measured.not_enough.is_empty(), "{:?}", measured.not_enough);
     for (kind, want) in [(KNIGHT, 3.0), (BISHOP, 3.0), (ROOK, 5.0), (QUEEN, 9.0)] {
-        let e = find(&estimates, kind);
+        let e = find(&measured.estimates, kind);
         assert!(
             (e.value - want).abs() < 0.05,
             "{}: {}",
@@ -254,4 +270,84 @@ fn the_probe_reads_back_an_evaluators_material_values() {
         );
         assert!(e.samples > 0);
     }
+}
+
+#[test]
+fn two_games_are_not_enough_to_value_anything() {
+    let truth = [(Role::Pawn, 1.0), (Role::Rook, 5.0), (Role::Queen, 9.0)];
+    let mut rng = StdRng::seed_from_u64(6);
+    let games: Vec<GameRecord> = (0..2)
+        .map(|id| synthetic_game(id, &mut rng, &truth))
+        .collect();
+    let kinds = PieceKind::of_variant(Variant::Chess);
+    let error = outcome_regression(&games, &kinds, 200, 1).unwrap_err();
+    assert!(
+        error.starts_with("not enough data to measure the Pawn, the unit (2 games, Pawn "),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_piece_rarely_unbalanced_gets_no_value_and_no_verdict() {
+    let truth = [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Rook, 5.0)];
+    let mut rng = StdRng::seed_from_u64(8);
+    let mut games: Vec<GameRecord> = (0..3000)
+        .map(|id| synthetic_game(id, &mut rng, &truth))
+        .collect();
+    // White is a Queen up in the few games just short of the minimum.
+    let few = MIN_SAMPLES - 1;
+    for game in games.iter_mut().take(few) {
+        for position in &mut game.positions {
+            position.material[0][Role::Queen.index()] = 1;
+        }
+        game.winner = Some(Color::White);
+    }
+    let measured = outcome_regression(&games, &[PAWN, KNIGHT, ROOK, QUEEN], 100, 3).unwrap();
+    assert!(measured.estimates.iter().all(|e| e.piece != QUEEN));
+    assert_eq!(
+        lines_of(&measured.not_enough),
+        [format!(
+            "Queen: not enough data (3000 games, Queen unbalanced in {few}; {MIN_SAMPLES} needed)"
+        )]
+    );
+    let lines: Vec<String> = verdicts(&measured.estimates)
+        .iter()
+        .map(|v| v.line())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains("Queen")), "{lines:?}");
+}
+
+#[test]
+fn matches_value_no_piece_from_too_few_or_uninformative_games() {
+    let scores = |wins: usize, draws: usize, losses: usize| HandicapScores {
+        points: [(wins, 1.0), (draws, 0.5), (losses, 0.0)]
+            .iter()
+            .flat_map(|&(n, p)| std::iter::repeat_n(p, n))
+            .collect(),
+    };
+    let pawns: Vec<(usize, HandicapScores)> = (1..=3)
+        .map(|k| (k, scores(200 + 40 * k, 0, 200 - 40 * k)))
+        .collect();
+    let matches = [
+        (KNIGHT, scores(3, 1, 0)),
+        // Every game drawn: each resample scores 0.5, so the value never moves.
+        (BISHOP, scores(0, 100, 0)),
+        (ROOK, scores(150, 40, 10)),
+    ];
+    let measured = match_estimates(&matches, &pawns, 200, 2).unwrap();
+    assert_eq!(
+        lines_of(&measured.not_enough),
+        [
+            format!("Knight: not enough data (4 games, Knight given as odds in 4; {MIN_SAMPLES} needed)"),
+            "Bishop: not enough data (100 games: every bootstrap replicate gives the Bishop the same value)".to_string(),
+        ]
+    );
+    let valued: Vec<PieceKind> = measured.estimates.iter().map(|e| e.piece).collect();
+    assert_eq!(valued, [PAWN, ROOK]);
+    assert!(verdicts(&measured.estimates).is_empty());
+    // Pawn odds in too few games: no scale, so no value at all.
+    let short: Vec<(usize, HandicapScores)> = vec![(1, scores(3, 0, 1))];
+    let error = match_estimates(&matches, &short, 200, 2).unwrap_err();
+    assert!(error.contains("not enough data"), "{error}");
 }

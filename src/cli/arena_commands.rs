@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
-use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, SprtConfig};
+use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use std::path::PathBuf;
 use tch::Device;
 
@@ -77,6 +77,9 @@ pub fn run(args: ArenaArgs) -> CliResult {
             args.seed ^ 0x5bd1_e995_5bd1_e995,
         )
     };
+    if let Some(path) = &args.out {
+        ArenaResult::check_writable(path).map_err(|e| format!("--out {}: {e}", path.display()))?;
+    }
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.

@@ -65,7 +65,9 @@ enum Command {
 /// The error type of every command: a message for the user.
 pub type CliResult = Result<(), String>;
 
-pub fn run(cli: Cli) -> CliResult {
+/// Runs a parsed command line; `matches` are the parser's, which tell given options from
+/// defaults.
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> CliResult {
     match cli.command {
         Command::Perft(args) => rules_commands::run_perft(args),
         Command::Moves(args) => rules_commands::run_moves(args),
@@ -78,7 +80,10 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Play(args) => play::run(args),
         Command::Uci(args) => uci::run(args),
         Command::Train(args) => train_commands::run_train(args),
-        Command::Pipeline(args) => pipeline::run(args),
+        Command::Pipeline(args) => {
+            let given = matches.subcommand_matches("pipeline").unwrap_or(matches);
+            pipeline::run(args, given)
+        }
         Command::Values(args) => values::run(args),
     }
 }
@@ -122,11 +127,12 @@ pub fn load_evaluator(
             "uniform".to_string(),
         ));
     };
+    // Loading first: its errors name the path once and say what is wrong with the file.
+    let model =
+        ninjazero_model::Model::load(path, Some(variant), device).map_err(|e| e.to_string())?;
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let digest = Sha256::digest(&bytes);
     let id = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let model = ninjazero_model::Model::load(path, Some(variant), device)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
 }
 
@@ -148,14 +154,4 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Stri
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// User input quoted back in a message, cut to a readable length: a pasted 5,000-character
-/// line must not flood the terminal.
-pub fn shorten(text: &str) -> String {
-    const KEEP: usize = 40;
-    match text.char_indices().nth(KEEP) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
 }

@@ -15,7 +15,8 @@ use super::numbers::whole;
 use super::{
     available_threads, load_evaluator, parse_variant, stage_bar, write_atomically, CliResult,
 };
-use clap::{Args, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
 use ninjazero_rules::{Position, Variant};
@@ -139,11 +140,12 @@ fn generation_name(generation: u32) -> String {
     format!("gen-{generation:04}")
 }
 
-pub fn run(args: PipelineArgs) -> CliResult {
+/// `matches`: the command line's, which tell the options given from clap's defaults.
+pub fn run(args: PipelineArgs, matches: &ArgMatches) -> CliResult {
     let run = RunDir(args.run.clone());
     std::fs::create_dir_all(&run.0).map_err(|e| format!("{}: {e}", run.0.display()))?;
-    let config = load_or_create_config(&run.0, &args)?;
-    let variant = args.variant;
+    let config = load_or_create_config(&run.0, &args, matches)?;
+    let variant = parse_variant(&config.variant)?;
     let started = Instant::now();
     log(&format!(
         "pipeline: {variant}, preset {:?}, {} generations, run {}",
@@ -289,28 +291,83 @@ fn chrono_like_now() -> String {
     )
 }
 
-fn load_or_create_config(dir: &Path, args: &PipelineArgs) -> Result<RunConfig, String> {
+/// The run.toml settings an option sets, by the option's clap id (= the field's name).
+/// `--generations` is not among them: it is how far to take the run, and may be changed to
+/// extend it.
+const OPTION_SETTINGS: [&str; 3] = ["variant", "preset", "seed"];
+
+/// The run's settings: run.toml if the run exists, which every option given on the command
+/// line must agree with (an option left out takes the stored value); else the options',
+/// written as run.toml. A `--generations` given replaces the stored one.
+fn load_or_create_config(
+    dir: &Path,
+    args: &PipelineArgs,
+    matches: &ArgMatches,
+) -> Result<RunConfig, String> {
     let path = dir.join("run.toml");
     let wanted = RunConfig::new(args.variant, args.preset, args.seed, args.generations);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let mut existing: RunConfig =
-            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if existing.variant != wanted.variant || existing.preset != wanted.preset {
-            return Err(format!(
-                "{} belongs to a {} run with preset {:?}; use another --run directory",
-                dir.display(),
-                existing.variant,
-                existing.preset
-            ));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            save_config(&path, &wanted)?;
+            return Ok(wanted);
         }
-        if let Some(generations) = args.generations {
-            existing.generations = generations;
-        }
-        return Ok(existing);
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut stored: RunConfig =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let given: Vec<&str> = OPTION_SETTINGS
+        .into_iter()
+        .filter(|id| {
+            matches
+                .value_source(id)
+                .is_some_and(|source| source != ValueSource::DefaultValue)
+        })
+        .collect();
+    let differing = differences(&stored, &wanted, &given)?;
+    if !differing.is_empty() {
+        return Err(format!(
+            "{} holds a run with other settings (stored → given): {}. Give the stored values (or leave those options out) to continue it, or use another --run directory",
+            path.display(),
+            differing.join(", ")
+        ));
     }
-    let text = toml::to_string_pretty(&wanted).map_err(|e| e.to_string())?;
-    write_atomically(&path, text.as_bytes())?;
-    Ok(wanted)
+    if let Some(generations) = args.generations.filter(|&g| g != stored.generations) {
+        stored.generations = generations;
+        save_config(&path, &stored)?;
+    }
+    Ok(stored)
+}
+
+/// `--name stored → given` for each of `names` whose value differs between the configs.
+fn differences(
+    stored: &RunConfig,
+    given: &RunConfig,
+    names: &[&str],
+) -> Result<Vec<String>, String> {
+    let table = |config: &RunConfig| toml::Value::try_from(config).map_err(|e| e.to_string());
+    let (stored, given) = (table(stored)?, table(given)?);
+    let show = |value: Option<&toml::Value>| match value {
+        Some(toml::Value::String(text)) => text.clone(),
+        Some(value) => value.to_string(),
+        None => "(none)".to_string(),
+    };
+    Ok(names
+        .iter()
+        .filter(|&&name| stored.get(name) != given.get(name))
+        .map(|&name| {
+            format!(
+                "--{name} {} → {}",
+                show(stored.get(name)),
+                show(given.get(name))
+            )
+        })
+        .collect())
+}
+
+fn save_config(path: &Path, config: &RunConfig) -> Result<(), String> {
+    let text = toml::to_string_pretty(config).map_err(|e| e.to_string())?;
+    write_atomically(path, text.as_bytes())
 }
 
 /// Self-play data for training generation `generation + 1`.
@@ -588,4 +645,62 @@ fn plot_elo(path: &Path, history: &[GenerationRow]) -> Result<(), String> {
         )
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::{CommandFactory, FromArgMatches};
+
+    /// `pipeline ARGS`: the parsed options and their matches.
+    fn parse(args: &[&str]) -> (PipelineArgs, ArgMatches) {
+        let matches = Cli::command()
+            .try_get_matches_from(["ninjazero", "pipeline"].iter().chain(args))
+            .expect("valid options");
+        let sub = matches
+            .subcommand_matches("pipeline")
+            .expect("the pipeline command")
+            .clone();
+        let args = PipelineArgs::from_arg_matches(&sub).expect("pipeline options");
+        (args, sub)
+    }
+
+    #[test]
+    fn a_run_refuses_other_settings_and_continues_with_its_own() {
+        let dir = std::env::temp_dir().join(format!("ninjazero-run-toml-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run = dir.to_str().expect("a UTF-8 temporary path");
+        let load = |extra: &[&str]| {
+            let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
+            let (args, matches) = parse(&options);
+            load_or_create_config(&dir, &args, &matches)
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        let created = load(&["--variant", "chess", "--seed", "0"]).unwrap();
+        assert_eq!((created.variant.as_str(), created.seed), ("chess", 0));
+
+        let refused = load(&["--variant", "chess", "--seed", "5"]).unwrap_err();
+        assert!(refused.contains("--seed 0 → 5"), "{refused}");
+        assert!(!refused.contains("--variant"), "{refused}");
+        // Every differing setting in one message; the defaults of options left out
+        // (variant insane-ninja, seed 0) are no mismatch.
+        let refused = load(&["--preset", "cpu", "--seed", "5"]).unwrap_err();
+        assert!(
+            refused.contains("--preset demo → cpu, --seed 0 → 5"),
+            "{refused}"
+        );
+        assert!(refused.contains("another --run"), "{refused}");
+
+        assert_eq!(
+            load(&["--variant", "chess", "--seed", "0"]).unwrap(),
+            created
+        );
+        assert_eq!(load(&[]).unwrap(), created);
+        // --generations extends the run, and the run remembers it.
+        let extended = load(&["--generations", "5"]).unwrap();
+        assert_eq!(extended.generations, 5);
+        assert_eq!(load(&[]).unwrap(), extended);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

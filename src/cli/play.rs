@@ -4,7 +4,9 @@ use super::numbers::whole;
 use super::{parse_variant, CliResult};
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformEvaluator};
-use ninjazero_rules::{Color, Game, Move, MoveError, MoveKind, Piece, Position, Square, Variant};
+use ninjazero_rules::{
+    excerpt, Color, Game, Move, MoveError, MoveKind, Piece, Position, Square, Variant,
+};
 use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -55,7 +57,10 @@ fn parse_color(text: &str) -> Result<Color, String> {
     match text.to_ascii_lowercase().as_str() {
         "white" | "w" => Ok(Color::White),
         "black" | "b" => Ok(Color::Black),
-        _ => Err(format!("unknown colour '{text}' (expected white or black)")),
+        _ => Err(format!(
+            "unknown colour '{}' (expected white or black)",
+            excerpt(text)
+        )),
     }
 }
 

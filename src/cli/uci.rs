@@ -6,10 +6,10 @@
 //! that cannot be read is reported with `info string` and the previous position is kept.
 
 use super::play::{load_evaluator, MAX_SIMULATIONS};
-use super::{shorten, CliResult};
+use super::CliResult;
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator};
-use ninjazero_rules::{Game, Position, Variant};
+use ninjazero_rules::{excerpt, Game, Position, Variant};
 use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
@@ -212,7 +212,7 @@ impl Engine {
                     path => Some(PathBuf::from(path)),
                 };
             }
-            _ => send(&format!("info string unknown option '{name}'")),
+            _ => send(&format!("info string unknown option '{}'", excerpt(&name))),
         }
     }
 
@@ -306,7 +306,7 @@ impl Engine {
         if let Some((key, value)) = unreadable {
             send(&format!(
                 "info string go {key}: expected a number, got '{}'; moving at once",
-                shorten(value)
+                excerpt(value)
             ));
             limits.simulations = Some(1);
         }

@@ -14,7 +14,7 @@ use ninjazero_selfplay::values::matches::{
 };
 use ninjazero_selfplay::values::probe::probe;
 use ninjazero_selfplay::values::regression::outcome_regression;
-use ninjazero_selfplay::values::{reference, verdicts, Estimate, Method, PieceKind};
+use ninjazero_selfplay::values::{reference, verdicts, Estimate, Measurement, Method, PieceKind};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -83,7 +83,7 @@ pub struct ValuesArgs {
 /// One method's results, or why it has none, and what it cost.
 struct MethodRun {
     method: Method,
-    estimates: Result<Vec<Estimate>, String>,
+    estimates: Result<Measurement, String>,
     seconds: f64,
     /// Extra lines for the report (the Pawn-odds score, the data used).
     notes: Vec<String>,
@@ -120,11 +120,11 @@ pub fn run(args: ValuesArgs) -> CliResult {
         let (mut evaluator, _) = load_evaluator(Some(model), variant, args.device)?;
         runs.push(network_probe(&games, &kinds, &args, evaluator.as_mut()));
     }
+    // Only the values the data backs go on: into the CSV, the chart and the verdicts.
     let estimates: Vec<Estimate> = runs
         .iter()
         .filter_map(|r| r.estimates.as_ref().ok())
-        .flatten()
-        .cloned()
+        .flat_map(|m| m.estimates.iter().cloned())
         .collect();
     std::fs::write(out.join("values.csv"), csv(variant, &estimates))
         .map_err(|e| format!("{}: {e}", out.display()))?;
@@ -294,9 +294,11 @@ fn handicap_matches(
             .collect();
         let estimates = match_estimates(&scores, &pawn_odds, args.bootstrap, args.seed);
         let measured = match &estimates {
-            Ok(list) => list
+            Ok(measured) => measured
+                .estimates
                 .iter()
                 .map(|e| format!("{} {:.2}", e.piece.name(), e.value))
+                .chain(measured.not_enough.iter().map(|n| n.line()))
                 .collect::<Vec<_>>()
                 .join(", "),
             Err(why) => why.clone(),
@@ -305,25 +307,48 @@ fn handicap_matches(
             "Round {round}: `{player}`; score of the side that kept the material: {}; values: {measured}.",
             odds.join(", ")
         ));
-        if round == rounds {
-            if let Ok(list) = &estimates {
-                // The measured values in the form an alpha-beta spec takes, for the next
-                // experiment (e.g. `selfplay --player alphabeta:depth=2:values=...`).
-                let option = values_option(kinds, Some(list));
-                let path = out.join("match-values.txt");
+        // The last round's values are the result; a round without them ends the rounds
+        // (the next would have no values to play with) and is the result too.
+        let estimates = match estimates {
+            Ok(measured) if round < rounds => {
+                // A piece without a value plays the next round at 1, as in round 1.
+                previous = Some(measured.estimates);
+                continue;
+            }
+            Err(why) if rounds > 1 => Err(format!("round {round}: {why}")),
+            last => last,
+        };
+        // The measured values in the form an alpha-beta spec takes, for the next experiment
+        // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
+        // has one, else an old file would pass for this run's values.
+        let path = out.join("match-values.txt");
+        match &estimates {
+            Ok(measured) if measured.not_enough.is_empty() => {
+                let option = values_option(kinds, Some(&measured.estimates));
                 super::write_atomically(
                     &path,
                     format!("{}\n", &option[":values=".len()..]).as_bytes(),
                 )?;
             }
-            return Ok(MethodRun {
-                method: Method::Matches,
-                estimates,
-                seconds: started.elapsed().as_secs_f64(),
-                notes,
-            });
+            _ => {
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(format!("{}: {e}", path.display()))
+                    }
+                    _ => {}
+                }
+                notes.push(format!(
+                    "No {} written: not every piece has a value.",
+                    path.display()
+                ));
+            }
         }
-        previous = Some(estimates.map_err(|why| format!("handicap round {round}: {why}"))?);
+        return Ok(MethodRun {
+            method: Method::Matches,
+            estimates,
+            seconds: started.elapsed().as_secs_f64(),
+            notes,
+        });
     }
     Err("no handicap round was played".to_string())
 }
@@ -429,13 +454,23 @@ fn markdown(
         "| piece | method | value | 95 % interval | sample | reference |"
     );
     let _ = writeln!(text, "| --- | --- | --- | --- | --- | --- |");
-    for run in runs {
-        for e in run.estimates.iter().flatten() {
+    for measured in runs.iter().filter_map(|run| run.estimates.as_ref().ok()) {
+        for e in &measured.estimates {
             let [piece, method, _, _, _, samples, unit, reference] = fields(variant, e);
             let _ = writeln!(
                 text,
                 "| {piece} | {method} | {:.2} | [{:.2}, {:.2}] | {samples} {unit} | {reference} |",
                 e.value, e.low, e.high
+            );
+        }
+        for n in &measured.not_enough {
+            let _ = writeln!(
+                text,
+                "| {} | {} | not enough data ({}) | | | {} |",
+                n.piece.name(),
+                n.method.name(),
+                n.reason,
+                reference(variant, n.piece).unwrap_or("")
             );
         }
     }
@@ -454,7 +489,14 @@ fn markdown(
         );
     }
     let _ = writeln!(text, "\n## Which pieces the data tells apart\n");
-    for verdict in verdicts(estimates) {
+    let verdicts = verdicts(estimates);
+    if verdicts.is_empty() {
+        let _ = writeln!(
+            text,
+            "No method has values for two pieces besides the Pawn: nothing to compare."
+        );
+    }
+    for verdict in verdicts {
         let _ = writeln!(text, "- {}", verdict.line());
     }
     text

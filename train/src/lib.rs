@@ -75,7 +75,7 @@ pub enum TrainError {
     },
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), ninjazero_model::torch_message(source))]
     Torch {
         path: PathBuf,
         source: tch::TchError,

@@ -9,7 +9,7 @@
 //! traditional Pawn odds, then the g- and e-pawns); for any other kind the one nearest the
 //! a-file (the queen side), so castling on the King's side stays possible.
 
-use super::{logit, Estimate, Method, PieceKind};
+use super::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
 use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
 use ninjazero_rules::{Color, Position, Role, Square, Variant};
 use rand::rngs::StdRng;
@@ -162,22 +162,30 @@ fn pawn_scale(pawn_odds: &[(usize, HandicapScores)]) -> f64 {
 }
 
 /// Values in Pawns from the handicap scores of each kind and of Pawn odds (`(pawns given,
-/// scores)`). Every bootstrap replicate resamples every match's games. An error if Pawn
-/// odds gave the full side no edge (more games needed).
+/// scores)`). Every bootstrap replicate resamples every match's games. A piece needs at
+/// least [`super::MIN_SAMPLES`] games. An error if Pawn odds gave the full side no edge, or
+/// were played in too few games to set the scale (more games needed).
 pub fn match_estimates(
     matches: &[(PieceKind, HandicapScores)],
     pawn_odds: &[(usize, HandicapScores)],
     bootstrap: usize,
     seed: u64,
-) -> Result<Vec<Estimate>, String> {
+) -> Result<Measurement, String> {
     let unit = pawn_scale(pawn_odds);
     let pawn_games: usize = pawn_odds.iter().map(|(_, s)| s.points.len()).sum();
-    if pawn_games == 0 || unit <= 0.0 {
+    let pawn_evidence = Evidence {
+        varied: pawn_games,
+        of: pawn_games,
+    };
+    pawn_evidence.require_scale(Method::Matches)?;
+    if unit <= 0.0 {
         return Err(format!(
             "Pawn odds gave the side with the Pawns no edge ({unit:.3} log-odds per Pawn over {pawn_games} games): play more games"
         ));
     }
     let mut rng = StdRng::seed_from_u64(seed);
+    // The Pawn's replicates are 1, or NaN where the resampled Pawn odds give no scale.
+    let mut pawn_replicates = Vec::with_capacity(bootstrap);
     let mut replicates = vec![Vec::with_capacity(bootstrap); matches.len()];
     for _ in 0..bootstrap {
         let resampled: Vec<(usize, HandicapScores)> = pawn_odds
@@ -185,27 +193,35 @@ pub fn match_estimates(
             .map(|(k, scores)| (*k, scores.resampled(&mut rng)))
             .collect();
         let unit = pawn_scale(&resampled);
+        pawn_replicates.push(if unit > 0.0 { 1.0 } else { f64::NAN });
         for (column, (_, scores)) in replicates.iter_mut().zip(matches) {
             let value = logit(scores.resampled(&mut rng).score()) / unit;
             column.push(if unit > 0.0 { value } else { f64::NAN });
         }
     }
-    let mut estimates = vec![Estimate::new(
+    let pawn = Estimate::new(
         PieceKind::Board(Role::Pawn),
         Method::Matches,
         1.0,
         pawn_games,
-        vec![1.0; bootstrap],
-    )];
-    for ((kind, scores), column) in matches.iter().zip(replicates) {
-        let value = logit(scores.score()) / unit;
-        estimates.push(Estimate::new(
-            *kind,
-            Method::Matches,
-            value,
-            scores.points.len(),
-            column,
-        ));
-    }
-    Ok(estimates)
+        pawn_replicates,
+    );
+    let candidates = std::iter::once((pawn, pawn_evidence))
+        .chain(
+            matches
+                .iter()
+                .zip(replicates)
+                .map(|((kind, scores), column)| {
+                    let games = scores.points.len();
+                    let value = logit(scores.score()) / unit;
+                    let estimate = Estimate::new(*kind, Method::Matches, value, games, column);
+                    let evidence = Evidence {
+                        varied: games,
+                        of: games,
+                    };
+                    (estimate, evidence)
+                }),
+        )
+        .collect();
+    Measurement::judge(candidates)
 }

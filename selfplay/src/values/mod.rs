@@ -73,6 +73,140 @@ impl Method {
             Method::Matches => "games",
         }
     }
+
+    /// What the bootstrap resamples: the independent samples of this method.
+    pub fn resampled(self) -> &'static str {
+        match self {
+            Method::Regression | Method::Matches => "games",
+            Method::Probe => "positions",
+        }
+    }
+
+    /// What happens to a piece in a sample that tells about its value.
+    fn varied(self) -> &'static str {
+        match self {
+            Method::Regression => "unbalanced",
+            Method::Matches => "given as odds",
+            Method::Probe => "taken off",
+        }
+    }
+}
+
+/// Fewest independent samples (what the bootstrap resamples: games, or positions for the
+/// probe) in which a piece must vary for its value to be reported: below this a bootstrap
+/// has so few distinct resamples that its 95 % interval means nothing.
+pub const MIN_SAMPLES: usize = 10;
+
+/// Fewest bootstrap replicates behind an interval.
+pub const MIN_REPLICATES: usize = 20;
+
+/// In how many of a method's independent samples a piece varied, out of how many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub varied: usize,
+    pub of: usize,
+}
+
+impl Evidence {
+    /// Why these samples are too few to value `piece` by `method`, if they are.
+    fn too_few(self, piece: PieceKind, method: Method) -> Option<String> {
+        let (name, unit, varied) = (piece.name(), method.resampled(), method.varied());
+        if self.varied == 0 {
+            Some(format!("{} {unit}, {name} never {varied}", self.of))
+        } else if self.varied < MIN_SAMPLES {
+            Some(format!(
+                "{} {unit}, {name} {varied} in {}; {MIN_SAMPLES} needed",
+                self.of, self.varied
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// An error unless these samples can set the scale: the Pawn's value, which every
+    /// other value is measured in.
+    pub fn require_scale(self, method: Method) -> Result<(), String> {
+        match self.too_few(PieceKind::Board(Role::Pawn), method) {
+            Some(reason) => Err(scale_error(&reason)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn scale_error(reason: &str) -> String {
+    format!("not enough data to measure the Pawn, the unit ({reason})")
+}
+
+/// A piece a method could not value, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotEnoughData {
+    pub piece: PieceKind,
+    pub method: Method,
+    pub reason: String,
+}
+
+impl NotEnoughData {
+    /// `Queen: not enough data (2 games, Queen never unbalanced)`.
+    pub fn line(&self) -> String {
+        format!("{}: not enough data ({})", self.piece.name(), self.reason)
+    }
+}
+
+/// One method's results: the values the data supports, and the pieces it cannot value.
+#[derive(Clone, Debug, Default)]
+pub struct Measurement {
+    pub estimates: Vec<Estimate>,
+    pub not_enough: Vec<NotEnoughData>,
+}
+
+impl Measurement {
+    /// Reports each candidate value only if enough samples back it and its bootstrap is
+    /// sound; the others become [`NotEnoughData`]. An error if the Pawn (the unit) is not
+    /// backed: then no value is.
+    pub(crate) fn judge(candidates: Vec<(Estimate, Evidence)>) -> Result<Measurement, String> {
+        let mut measurement = Measurement::default();
+        for (estimate, evidence) in candidates {
+            match shortfall(&estimate, evidence) {
+                None => measurement.estimates.push(estimate),
+                Some(reason) if estimate.piece == PieceKind::Board(Role::Pawn) => {
+                    return Err(scale_error(&reason))
+                }
+                Some(reason) => measurement.not_enough.push(NotEnoughData {
+                    piece: estimate.piece,
+                    method: estimate.method,
+                    reason,
+                }),
+            }
+        }
+        Ok(measurement)
+    }
+}
+
+/// Why `estimate` is not backed by the data, if it is not: too few samples in which the
+/// piece varied; more than 2.5 % of the bootstrap replicates without a value (one tail of
+/// the 95 % interval is then unknown); or, except for the Pawn, whose value is 1 by
+/// definition, every replicate the same (the data never moves it: no interval at all).
+fn shortfall(estimate: &Estimate, evidence: Evidence) -> Option<String> {
+    let (piece, method) = (estimate.piece, estimate.method);
+    if let Some(reason) = evidence.too_few(piece, method) {
+        return Some(reason);
+    }
+    let samples = format!("{} {}", evidence.of, method.resampled());
+    let replicates = estimate.replicates.len();
+    let finite = estimate.replicates.iter().filter(|v| v.is_finite()).count();
+    if replicates < MIN_REPLICATES || (replicates - finite) * 40 > replicates {
+        return Some(format!(
+            "{samples}: {finite} of {replicates} bootstrap replicates give the {} a value; at least {MIN_REPLICATES} and 97.5 % needed",
+            piece.name()
+        ));
+    }
+    if piece != PieceKind::Board(Role::Pawn) && estimate.high <= estimate.low {
+        return Some(format!(
+            "{samples}: every bootstrap replicate gives the {} the same value",
+            piece.name()
+        ));
+    }
+    None
 }
 
 /// One piece's value by one method.
@@ -166,7 +300,7 @@ impl Verdict {
 }
 
 /// A verdict for every pair of pieces that one method measured (the Pawn, the unit, left
-/// out).
+/// out). Give it only reported values ([`Measurement::estimates`]): a verdict needs both.
 pub fn verdicts(estimates: &[Estimate]) -> Vec<Verdict> {
     let mut out = Vec::new();
     for (i, a) in estimates.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! for the side to move drops (in log-odds) when one of its pieces of a kind is taken off;
 //! the mean drop over the Pawn's mean drop is the value in Pawns.
 
-use super::{logit, Estimate, Method, PieceKind};
+use super::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::{MoveList, Position, Role};
 use rand::rngs::StdRng;
@@ -37,7 +37,8 @@ fn expected_scores(evaluator: &mut dyn Evaluator, positions: &[Position]) -> Vec
 
 /// The probe over `positions` (positions with no legal move are skipped). For each
 /// position and each board kind the side to move has, one piece of it (picked at random,
-/// seeded) is taken off. `progress(done, total)` follows the evaluations.
+/// seeded) is taken off; a kind is valued only if taken off in at least
+/// [`super::MIN_SAMPLES`] positions. `progress(done, total)` follows the evaluations.
 pub fn probe(
     evaluator: &mut dyn Evaluator,
     positions: &[Position],
@@ -45,7 +46,7 @@ pub fn probe(
     bootstrap: usize,
     seed: u64,
     progress: &dyn Fn(usize, usize),
-) -> Result<Vec<Estimate>, String> {
+) -> Result<Measurement, String> {
     let pawn = kinds
         .iter()
         .position(|&k| k == PieceKind::Board(Role::Pawn))
@@ -94,34 +95,45 @@ pub fn probe(
         });
         sum / n
     };
+    let evidence = |k: usize| Evidence {
+        varied: drops[k].len(),
+        of: positions.len(),
+    };
+    evidence(pawn).require_scale(Method::Probe)?;
     let ones = vec![1.0; positions.len()];
     let unit = mean(&drops[pawn], &ones);
-    if drops[pawn].is_empty() || unit <= 0.0 {
+    if unit <= 0.0 {
         return Err(format!(
             "taking off a Pawn does not lower the network's expected score (mean drop {unit:.4} log-odds over {} positions): the network has not learnt material",
             drops[pawn].len()
         ));
     }
-    let resamples: Vec<Vec<f64>> = (0..bootstrap)
+    // Per replicate, the resampled Pawn drop: the unit, NaN where it is no positive scale.
+    let units: Vec<(Vec<f64>, f64)> = (0..bootstrap)
         .map(|_| {
             let mut weights = vec![0.0; positions.len()];
             for _ in 0..positions.len() {
                 weights[rng.random_range(0..positions.len())] += 1.0;
             }
-            weights
+            let unit = mean(&drops[pawn], &weights);
+            (weights, if unit > 0.0 { unit } else { f64::NAN })
         })
         .collect();
-    Ok(kinds
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !drops[*k].is_empty())
-        .map(|(k, &kind)| {
-            let replicates = resamples
-                .iter()
-                .map(|w| mean(&drops[k], w) / mean(&drops[pawn], w))
-                .collect();
-            let value = mean(&drops[k], &ones) / unit;
-            Estimate::new(kind, Method::Probe, value, drops[k].len(), replicates)
-        })
-        .collect())
+    Measurement::judge(
+        kinds
+            .iter()
+            .enumerate()
+            .filter(|&(_, kind)| matches!(kind, PieceKind::Board(_)))
+            .map(|(k, &kind)| {
+                let replicates = units
+                    .iter()
+                    .map(|(w, unit)| mean(&drops[k], w) / unit)
+                    .collect();
+                let value = mean(&drops[k], &ones) / unit;
+                let estimate =
+                    Estimate::new(kind, Method::Probe, value, drops[k].len(), replicates);
+                (estimate, evidence(k))
+            })
+            .collect(),
+    )
 }

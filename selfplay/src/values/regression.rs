@@ -6,9 +6,10 @@
 //! position in the middle of an exchange (a piece just taken, the recapture to come) does
 //! not count as an imbalance. Positions with the same material difference are pooled,
 //! which keeps the fit small; the bootstrap resamples whole games (Poisson weights), since
-//! positions of one game share its result.
+//! positions of one game share its result. A piece is valued only if it is unbalanced in
+//! at least [`super::MIN_SAMPLES`] games.
 
-use super::{Estimate, Method, PieceKind};
+use super::{Estimate, Evidence, Measurement, Method, PieceKind};
 use ninjazero_data::{GameRecord, PositionRecord};
 use ninjazero_rules::{Color, Role};
 use rand::rngs::StdRng;
@@ -170,20 +171,32 @@ fn values(pooled: &Pooled, weights: &[f64], pawn: usize) -> Option<Vec<f64>> {
     (unit > 1e-6).then(|| beta[1..].iter().map(|b| b / unit).collect())
 }
 
-/// The outcome regression over `games`: one estimate per kind that ever differs between
-/// the sides (the Pawn, the unit, included with value 1). An error when the data has no
-/// Pawn imbalance to set the scale.
+/// The outcome regression over `games`: the value of each kind that varies in enough games
+/// (the Pawn, the unit, with value 1), the others as not enough data. An error when the
+/// data has too few Pawn imbalances to set the scale.
 pub fn outcome_regression(
     games: &[GameRecord],
     kinds: &[PieceKind],
     bootstrap: usize,
     seed: u64,
-) -> Result<Vec<Estimate>, String> {
+) -> Result<Measurement, String> {
     let pawn = kinds
         .iter()
         .position(|&k| k == PieceKind::Board(Role::Pawn))
         .ok_or("the variant has no Pawns to measure in")?;
     let pooled = pool(games, kinds);
+    // Per kind, the games with a quiet position where it is unbalanced.
+    let evidence: Vec<Evidence> = (0..kinds.len())
+        .map(|k| Evidence {
+            varied: pooled
+                .games
+                .iter()
+                .filter(|rows| rows.iter().any(|&(id, _, _)| pooled.keys[id][k] != 0))
+                .count(),
+            of: games.len(),
+        })
+        .collect();
+    evidence[pawn].require_scale(Method::Regression)?;
     let positions: usize = pooled
         .games
         .iter()
@@ -201,15 +214,17 @@ pub fn outcome_regression(
             values(&pooled, &weights, pawn).unwrap_or_else(|| vec![f64::NAN; kinds.len()])
         })
         .collect();
-    Ok(kinds
-        .iter()
-        .enumerate()
-        .filter(|&(k, _)| pooled.keys.iter().any(|key| key[k] != 0))
-        .map(|(k, &kind)| {
-            let column = replicates.iter().map(|r| r[k]).collect();
-            Estimate::new(kind, Method::Regression, point[k], positions, column)
-        })
-        .collect())
+    Measurement::judge(
+        kinds
+            .iter()
+            .enumerate()
+            .map(|(k, &kind)| {
+                let column = replicates.iter().map(|r| r[k]).collect();
+                let estimate = Estimate::new(kind, Method::Regression, point[k], positions, column);
+                (estimate, evidence[k])
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

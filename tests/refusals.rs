@@ -1,0 +1,177 @@
+//! Commands refuse bad files and settings up front, naming what is wrong in words: the
+//! checkpoint of `model info`, the `arena --out` path, a `pipeline` run's settings.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs `ninjazero ARGS`: (success, stdout + stderr).
+fn ninjazero<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
+        .args(args)
+        .output()
+        .expect("the ninjazero binary starts");
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ninjazero-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+#[test]
+fn model_info_names_the_file_once_and_says_what_is_wrong() {
+    let dir = temp_dir("model-info");
+    let good = dir.join("good.safetensors");
+    let (ok, out) = ninjazero(&[
+        "model",
+        "init",
+        "--variant",
+        "insane-ninja",
+        "--preset",
+        "tiny",
+        "--out",
+        text(&good),
+    ]);
+    assert!(ok, "{out}");
+    let (ok, out) = ninjazero(&["model", "info", text(&good)]);
+    assert!(ok && out.contains("\"variant\": \"insane-ninja\""), "{out}");
+
+    // Not safetensors, beside a valid sidecar.
+    let bad = dir.join("bad.safetensors");
+    std::fs::write(&bad, [0xff; 64]).unwrap();
+    std::fs::copy(dir.join("good.json"), dir.join("bad.json")).unwrap();
+    // A directory where the checkpoint should be, also with a sidecar.
+    let folder = dir.join("folder.safetensors");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(dir.join("good.json"), dir.join("folder.json")).unwrap();
+    let missing = dir.join("nonexistent.safetensors");
+    for (path, expected) in [
+        (
+            &bad,
+            format!(
+                "error: {}: not a safetensors checkpoint (header too large)\n",
+                bad.display()
+            ),
+        ),
+        (
+            &folder,
+            format!(
+                "error: {} is a directory, not a checkpoint file\n",
+                folder.display()
+            ),
+        ),
+        (
+            &missing,
+            format!(
+                "error: {}: No such file or directory (os error 2)\n",
+                missing.display()
+            ),
+        ),
+    ] {
+        let (ok, out) = ninjazero(&["model", "info", text(path)]);
+        assert!(!ok);
+        assert_eq!(out, expected);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn arena_checks_its_out_path_before_playing() {
+    let dir = temp_dir("arena-out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let arena = |out: &Path| {
+        ninjazero(&[
+            "arena",
+            "--variant",
+            "chess",
+            "--a",
+            "random",
+            "--b",
+            "random",
+            "--pairs",
+            "2",
+            "--max-plies",
+            "40",
+            "--out",
+            text(out),
+        ])
+    };
+    let (ok, out) = arena(&file.join("result.json"));
+    assert!(!ok);
+    assert_eq!(
+        out,
+        format!(
+            "error: --out {}: {} is a file, not a directory\n",
+            file.join("result.json").display(),
+            file.display()
+        )
+    );
+    let (ok, out) = arena(&dir);
+    assert!(!ok);
+    assert!(out.contains("a directory is in the way"), "{out}");
+    // A path whose folders do not exist yet is fine: they are made.
+    let nested = dir.join("new").join("result.json");
+    let (ok, out) = arena(&nested);
+    assert!(ok, "{out}");
+    assert!(out.contains("random vs random"), "{out}");
+    let saved = std::fs::read_to_string(&nested).unwrap();
+    assert!(saved.contains("\"games\": 4"), "{saved}");
+    // Nothing left behind by the check or the save.
+    let names: Vec<_> = std::fs::read_dir(dir.join("new")).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn pipeline_refuses_settings_other_than_its_runs() {
+    let dir = temp_dir("pipeline-settings");
+    let run = dir.join("run");
+    // A file where the models folder goes stops every pipeline right after the settings
+    // check, before any work.
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("models"), "").unwrap();
+    let pipeline = |extra: &[&str]| {
+        let mut args = vec!["pipeline", "--run", text(&run), "--device", "cpu"];
+        args.extend(extra);
+        ninjazero(&args)
+    };
+    // The error line (the log lines before it carry the time).
+    let error = |out: String| {
+        out.lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (ok, first) = pipeline(&["--variant", "chess", "--seed", "0"]);
+    assert!(!ok);
+    let first = error(first);
+    assert!(first.contains("models"), "{first}");
+    assert!(run.join("run.toml").is_file());
+
+    let (ok, out) = pipeline(&["--variant", "chess", "--seed", "5"]);
+    assert!(!ok);
+    assert!(out.contains("--seed 0 → 5"), "{out}");
+    assert!(out.contains("another --run"), "{out}");
+    let (ok, out) = pipeline(&["--variant", "asylum", "--preset", "cpu"]);
+    assert!(!ok);
+    assert!(
+        out.contains("--variant chess → asylum, --preset demo → cpu"),
+        "{out}"
+    );
+    // The same settings, or none, continue the run (as far as the blocked models folder).
+    for extra in [&["--variant", "chess", "--seed", "0"][..], &[]] {
+        let (ok, out) = pipeline(extra);
+        assert!(!ok);
+        assert_eq!(error(out), first);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
