@@ -74,7 +74,7 @@ pub struct DatasetWriter {
     oldest: Option<Instant>,
     files_written: Vec<PathBuf>,
     /// Holds the directory's lock while open.
-    _lock: File,
+    lock: File,
 }
 
 impl DatasetWriter {
@@ -150,7 +150,7 @@ impl DatasetWriter {
             buffered_ids: HashSet::new(),
             oldest: None,
             files_written: Vec::new(),
-            _lock: lock,
+            lock,
         })
     }
 
@@ -230,6 +230,9 @@ impl Drop for DatasetWriter {
     fn drop(&mut self) {
         // Runs before the fields drop, so the lock is still held.
         let _ = self.flush();
+        // Unlock explicitly rather than by closing: a child process spawned meanwhile may
+        // still share the open file (until its exec closes it), and would keep the lock.
+        let _ = fs4::FileExt::unlock(&self.lock);
     }
 }
 
