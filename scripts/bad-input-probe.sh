@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Throws bad input at every command, as a demanding user would, and counts the outcomes:
+# a refusal (exit 1 or 2 with a message) is what we want; a panic (exit 101 or "panicked"),
+# a hang (no answer within the time limit) or a success on bad input is a bug.
+#   usage: scripts/bad-input-probe.sh [path/to/ninjazero]   (after `cargo build --release`)
+# Prints one line per invocation that misbehaved, then the totals; exits 1 if any did.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+NZ=${1:-target/release/ninjazero}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+LIMIT=60
+
+tried=0 refused=0 panicked=0 hung=0 accepted=0
+# check EXPECT ARGS...: runs one invocation (stdin from $INPUT if set); EXPECT is "refuse"
+# (exit 1 or 2) or "answer" (exit 0 and no panic, for UCI sessions that must not hang).
+check() {
+  local expect=$1
+  shift
+  tried=$((tried + 1))
+  local out rc
+  out=$(timeout "$LIMIT" "$NZ" "$@" <"${INPUT:-/dev/null}" 2>&1)
+  rc=$?
+  if [ $rc -eq 124 ]; then
+    hung=$((hung + 1)); echo "HANG     ninjazero $*"
+  elif [ $rc -eq 101 ] || grep -q "panicked" <<<"$out"; then
+    panicked=$((panicked + 1)); echo "PANIC    ninjazero $*"
+  elif [ "$expect" = refuse ] && [ $rc -eq 0 ]; then
+    accepted=$((accepted + 1)); echo "ACCEPTED ninjazero $*"
+  elif [ "$expect" = answer ] && [ $rc -ne 0 ]; then
+    accepted=$((accepted + 1)); echo "FAILED   ninjazero $* (exit $rc)"
+  else
+    refused=$((refused + 1))
+  fi
+}
+
+echo "probe: preparing a tiny model and datasets in $work"
+"$NZ" model init --variant chess --preset tiny --out "$work/chess.safetensors" >/dev/null
+"$NZ" model init --variant insane-ninja --preset tiny --out "$work/ninja.safetensors" >/dev/null
+"$NZ" selfplay --variant chess --games 4 --sims 8 --cheap-sims 4 --max-plies 30 \
+  --concurrency 4 --out "$work/chess-games" >/dev/null 2>&1
+"$NZ" selfplay --variant chess --games 2 --sims 8 --cheap-sims 4 --max-plies 30 \
+  --concurrency 2 --out "$work/two-games" >/dev/null 2>&1
+mkdir -p "$work/a-dir" && echo "not a checkpoint" >"$work/bad.safetensors" && touch "$work/file"
+D="--data $work/chess-games --init $work/chess.safetensors"
+
+# Numbers out of range, for every command that takes one.
+for v in 0 -1 NaN abc 99999999999999999999; do
+  check refuse selfplay --variant chess --games 1 --out "$work/x" --threads "$v"
+  check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w" --threads "$v"
+  check refuse bench nn --threads "$v" --no-python
+  check refuse bench train --threads "$v" --no-python
+  check refuse arena --variant chess --a random --b random --threads "$v"
+  check refuse values --variant chess --data "$work/chess-games" --threads "$v"
+done
+for v in -0.5 1.5 NaN inf; do
+  check refuse selfplay --variant chess --games 1 --out "$work/x" --full-search-probability "$v"
+done
+for v in -1 NaN inf 1e9 0; do
+  check refuse bench perft --seconds "$v"
+  check refuse bench nn --seconds "$v" --no-python
+done
+check refuse bench nn --batches 0 --no-python
+check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w" --batch-size 100000000
+check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w" --lr 1e30
+check refuse selfplay --variant chess --games 1 --out "$work/x" --sims 0
+check refuse selfplay --variant chess --games 1 --out "$work/x" --concurrency 0
+check refuse perft --variant chess --depth 99
+check refuse play --variant chess --sims 0
+check refuse pipeline --run "$work/run" --generations 0
+
+# Settings and files that do not fit.
+check refuse train --variant chess $D --out "$work/a-dir" --work "$work/w2" --steps 2
+"$NZ" train --variant chess $D --out "$work/o.safetensors" --work "$work/w3" --steps 2 \
+  --batch-size 8 >/dev/null 2>&1
+check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w3" --steps 3 \
+  --batch-size 8
+check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w3" --steps 2 \
+  --batch-size 8 --lr 0.5
+check refuse selfplay --variant insane-ninja --games 1 --out "$work/chess-games"
+check refuse selfplay --variant chess --games 1 --out "$work/file/x"
+check refuse arena --variant chess --a random --b random --pairs 1 --out "$work/file/r.json"
+check refuse arena --variant chess --a "mcts:$work/ninja.safetensors:sims=8" --b random --pairs 1
+check refuse arena --variant chess --a "nonsense:1" --b random --pairs 1
+check refuse arena --variant chess --a "uniform:sims=0" --b random --pairs 1
+check refuse data inspect "$work/nonexistent"
+check refuse data pgn "$work/nonexistent"
+check refuse data inspect "$work/a-dir"
+check refuse model info "$work/nonexistent.safetensors"
+check refuse model info "$work/bad.safetensors"
+check refuse model info "$work/a-dir"
+check refuse moves --variant chess --fen "not a fen"
+check refuse perft --variant nonsense --depth 1
+check refuse values --variant chess --data "$work/nonexistent" --games 0
+
+# UCI sessions that must answer rather than hang.
+for go in "go wtime -100 btime -100" "go movetime -1" "go nodes -5" "go nodes abc" \
+  "go depth -3" "go wtime abc"; do
+  printf 'position startpos\n%s\n' "$go" >"$work/uci.in"
+  INPUT="$work/uci.in" check answer uci
+done
+printf 'position startpos moves e2e4 %s\nsetoption name %s value 1\nquit\n' \
+  "$(head -c 5000 /dev/zero | tr '\0' z)" "$(head -c 5000 /dev/zero | tr '\0' z)" >"$work/uci.in"
+INPUT="$work/uci.in" check answer uci
+printf 'e4e5q\n%s\nquit\n' "$(head -c 5000 /dev/zero | tr '\0' z)" >"$work/play.in"
+INPUT="$work/play.in" check answer play --variant chess --sims 4
+
+echo "probe: $tried invocations: $refused refused or answered as they should," \
+  "$panicked panicked, $hung hung, $accepted accepted bad input"
+[ $((panicked + hung + accepted)) -eq 0 ]
