@@ -381,7 +381,11 @@ fn search_thread(
     let result = {
         let mut searcher = Searcher::new(evaluator.as_mut(), &config);
         let mut report = |info: &SearchInfo| {
-            send(&info_line(info));
+            // Before the first child is searched there is no line to show: GUIs expect a
+            // `pv` with every `info depth`.
+            if !info.pv.is_empty() {
+                send(&info_line(info));
+            }
             if depth.is_some_and(|d| info.pv.len() >= d || ends_game(&game, &info.pv)) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -433,20 +437,17 @@ fn fresh_game(pos: &Position) -> Option<Game> {
         .map(Game::from_position)
 }
 
-/// `info depth D score cp C nodes N nps X time T pv ...` (depth is the PV length).
+/// `info depth D score cp C nodes N nps X time T pv ...` (depth is the PV length; never
+/// called with an empty PV).
 fn info_line(info: &SearchInfo) -> String {
     let millis = info.elapsed.as_millis();
     let nps = info.simulations as u128 * 1_000_000 / info.elapsed.as_micros().max(1);
     let pv: Vec<String> = info.pv.iter().map(|m| m.to_string()).collect();
-    let mut line = format!(
-        "info depth {} score cp {} nodes {} nps {nps} time {millis}",
-        info.pv.len().max(1),
+    format!(
+        "info depth {} score cp {} nodes {} nps {nps} time {millis} pv {}",
+        info.pv.len(),
         info.centipawns(),
-        info.simulations
-    );
-    if !pv.is_empty() {
-        line.push_str(" pv ");
-        line.push_str(&pv.join(" "));
-    }
-    line
+        info.simulations,
+        pv.join(" ")
+    )
 }
