@@ -7,7 +7,6 @@ use ninjazero_selfplay::{
     parse_player, run_arena, AlphaBetaConfig, AlphaBetaPlayer, ArenaConfig, ArenaGame, ArenaResult,
     Player, RandomPlayer, SprtConfig,
 };
-use std::time::Instant;
 
 fn game_from(variant: Variant, fen: &str) -> Game {
     Game::from_position(Position::from_fen(variant, fen).expect("test FEN is valid"))
@@ -84,24 +83,27 @@ fn alphabeta_wins_a_free_queen_deterministically() {
     }
 }
 
+/// Fast in work, not in seconds (which a loaded machine stretches): a depth-3 search of
+/// the largest board takes 2,500 to 5,100 nodes per move with pruning and move ordering
+/// working (deterministic, see above), against the cube of the branching factor (tens of
+/// thousands and more) for plain minimax.
 #[test]
 fn alphabeta_depth_3_on_insane_ninja_is_fast() {
     let mut game = Game::new(Variant::InsaneNinja);
     let mut player = AlphaBetaPlayer::new(depth(3));
-    let mut slowest = 0f64;
+    let mut most = 0u64;
     for _ in 0..4 {
-        let started = Instant::now();
         let m = player.choose(&game);
-        let secs = started.elapsed().as_secs_f64();
         let info = player.last_search().unwrap();
         eprintln!(
-            "insane-ninja depth 3: {m} score {} nodes {} in {secs:.3} s",
-            info.score, info.nodes
+            "insane-ninja depth 3: {m} score {} nodes {} in {:?}",
+            info.score, info.nodes, info.elapsed
         );
-        slowest = slowest.max(secs);
+        assert_eq!(info.depth, 3);
+        most = most.max(info.nodes);
         game.play(m).unwrap();
     }
-    assert!(slowest < 5.0, "depth 3 took {slowest:.2} s");
+    assert!(most <= 20_000, "depth 3 searched {most} nodes");
 }
 
 #[test]
@@ -139,11 +141,10 @@ fn time_limited_alphabeta_deepens_within_its_time() {
         time_per_move: Some(std::time::Duration::from_millis(200)),
         ..AlphaBetaConfig::default()
     };
-    let started = Instant::now();
     let info = AlphaBetaPlayer::new(config).search(&game);
-    let secs = started.elapsed().as_secs_f64();
     assert!(info.depth >= 2, "reached depth {}", info.depth);
-    assert!(secs < 1.0, "200 ms search took {secs:.2} s");
+    // The clock ended it, not the depth limit (no mate is near the start position).
+    assert!(info.depth < 64, "reached depth {}", info.depth);
 }
 
 #[test]
@@ -240,18 +241,17 @@ fn elo_arithmetic() {
     assert!((r.elo - 190.848).abs() < 0.01);
     assert!(r.elo_low < r.elo && r.elo < r.elo_high);
     assert!(r.sprt.is_none());
+    // The interval is worked out in arena_known_answers.rs (elo_interval_of_three_pairs).
     assert_eq!(
         r.summary_line(),
-        format!(
-            "A vs B: +4 =1 -1, score 0.750, Elo +191 [{:+.0}, {:+.0}] (95 %)",
-            r.elo_low, r.elo_high
-        )
+        "A vs B: +4 =1 -1, score 0.750, Elo +191 [-42, +573] (95 %)"
     );
 
     // All won: finite, corrected score (games + 0.5) / (games + 1).
     let all = ArenaResult::from_games("chess", "A", "B", synthetic(&[("1-0", "0-1"); 5]), None);
     assert_eq!(all.score, 1.0);
-    assert!((all.elo - elo_from_score(10.5 / 11.0)).abs() < 1e-9);
+    // E(10.5 / 11) = -400 log10(1/21) = 400 log10 21.
+    assert!((all.elo - 528.887_718).abs() < 1e-6, "{}", all.elo);
     assert!(all.elo_low.is_finite() && all.elo_high.is_finite());
     assert!(all.elo_low > 0.0 && all.elo_low < all.elo && all.elo < all.elo_high);
     let none = ArenaResult::from_games("chess", "A", "B", Vec::new(), None);
@@ -261,7 +261,18 @@ fn elo_arithmetic() {
         "{}",
         none.summary_line()
     );
-    assert!(none.elo_low.is_finite() && none.elo_high.is_finite());
+    // No games: the prior variance 0.125 over one unit, margin 1.96·√0.125 = 0.69296
+    // around 0.5, clamped to [0.25, 0.75]: E(0.25) = -400 log10 3 and E(0.75) = 400 log10 3.
+    assert!(
+        (none.elo_low + 190.848_502).abs() < 1e-6,
+        "{}",
+        none.elo_low
+    );
+    assert!(
+        (none.elo_high - 190.848_502).abs() < 1e-6,
+        "{}",
+        none.elo_high
+    );
 
     // More games narrow the interval.
     let many = synthetic(&[("1-0", "1/2-1/2"); 40]);
@@ -277,8 +288,9 @@ fn elo_arithmetic() {
 fn sprt_verdicts() {
     let config = SprtConfig::new(0.0, 50.0);
     let (lower, upper) = config.bounds();
-    assert!((lower - (0.05f64 / 0.95).ln()).abs() < 1e-12);
-    assert!((upper - (0.95f64 / 0.05).ln()).abs() < 1e-12);
+    // ln(0.05 / 0.95) = -ln 19 and ln(0.95 / 0.05) = ln 19.
+    assert!((lower + 2.944_439).abs() < 1e-6, "{lower}");
+    assert!((upper - 2.944_439).abs() < 1e-6, "{upper}");
 
     let wins = synthetic(&[("1-0", "0-1"); 10]);
     assert_eq!(sprt_verdict(&wins[..2], &config).0, SprtVerdict::Continue);

@@ -86,6 +86,16 @@ fn go_number(text: &str) -> Option<u64> {
     })
 }
 
+/// Milliseconds to spend on a move with `remaining` ms on the clock: a thirtieth of it (or
+/// of `movestogo`, counted as 2 to 30), plus half the increment, but leaving 30 ms on the
+/// clock, and at least 5 ms.
+fn clock_budget(remaining: u64, increment: u64, moves_to_go: Option<u64>) -> u64 {
+    let divisor = moves_to_go.map_or(30, |m| m.clamp(2, 30));
+    (remaining / divisor + increment / 2)
+        .min(remaining.saturating_sub(30))
+        .max(5)
+}
+
 /// A search running on its own thread; it hands the evaluator back when joined.
 struct RunningSearch {
     stop: Arc<AtomicBool>,
@@ -312,11 +322,8 @@ impl Engine {
         }
         let side = self.game.position().turn().index();
         if let Some(remaining) = clock[side] {
-            let divisor = moves_to_go.map_or(30, |m| m.clamp(2, 30));
-            let budget = (remaining / divisor + increment[side] / 2)
-                .min(remaining.saturating_sub(30))
-                .max(5);
-            let budget = Duration::from_millis(budget);
+            let budget =
+                Duration::from_millis(clock_budget(remaining, increment[side], moves_to_go));
             limits.time = Some(limits.time.map_or(budget, |t| t.min(budget)));
         }
         let infinite = limits.simulations.is_none() && limits.time.is_none() && depth.is_none();
@@ -450,4 +457,27 @@ fn info_line(info: &SearchInfo) -> String {
         info.simulations,
         pv.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_budgets() {
+        // 3000 ms: 3000 / 30 = 100 ms.
+        assert_eq!(clock_budget(3000, 0, None), 100);
+        // Plus half the increment: 100 + 2000 / 2 = 1100 ms.
+        assert_eq!(clock_budget(3000, 2000, None), 1100);
+        // movestogo 10: 3000 / 10 = 300 ms; 1 counts as 2 (1500 ms), 100 as 30 (100 ms).
+        assert_eq!(clock_budget(3000, 0, Some(10)), 300);
+        assert_eq!(clock_budget(3000, 0, Some(1)), 1500);
+        assert_eq!(clock_budget(3000, 0, Some(100)), 100);
+        // A big increment cannot spend the clock: 1000 / 30 + 5000 / 2 = 2533 ms, capped
+        // at 1000 - 30 = 970 ms.
+        assert_eq!(clock_budget(1000, 5000, None), 970);
+        // Nearly flagged: at least 5 ms (40 / 30 + 0 = 1, capped at 10, raised to 5).
+        assert_eq!(clock_budget(40, 0, None), 5);
+        assert_eq!(clock_budget(0, 0, None), 5);
+    }
 }

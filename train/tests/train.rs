@@ -99,8 +99,6 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     assert_eq!(report.steps_done, 80);
     assert_eq!(report.steps_this_run, 80);
     assert_eq!(report.window_positions, 64);
-    assert!(report.samples_per_s > 0.0);
-    assert!((0.0..1.0).contains(&report.loader_wait_share));
     assert_eq!(report.checkpoint, out);
 
     // One metrics line per step, with every field.
@@ -124,6 +122,35 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
         }
     }
     let records = read_metrics(&work.join(METRICS_FILE));
+    assert_eq!(records.len(), 80);
+    // The rates and waits agree with the steps' own times, which the run's time holds: each
+    // step's rate is its 32 samples over its time, its wait is part of that time, and the
+    // run's rate (80 × 32 = 2,560 samples over the run) is at most 2,560 over the steps'
+    // summed times, its wait share at most their summed waits over that sum.
+    for r in &records {
+        assert!(r.step_s > 0.0 && r.loader_wait_s >= 0.0, "{r:?}");
+        assert!(r.loader_wait_s <= r.step_s, "{r:?}");
+        assert!(
+            (r.samples_per_s * r.step_s - 32.0).abs() < 1e-6,
+            "step {}: {} samples/s over {} s",
+            r.step,
+            r.samples_per_s,
+            r.step_s
+        );
+    }
+    let steps_s: f64 = records.iter().map(|r| r.step_s).sum();
+    let wait_s: f64 = records.iter().map(|r| r.loader_wait_s).sum();
+    let slack = 1.0 + 1e-9;
+    assert!(
+        report.samples_per_s > 0.0 && report.samples_per_s <= 2560.0 / steps_s * slack,
+        "{} samples/s over a run whose steps took {steps_s} s",
+        report.samples_per_s
+    );
+    assert!(
+        report.loader_wait_share >= 0.0 && report.loader_wait_share <= wait_s / steps_s * slack,
+        "wait share {} with {wait_s} s of {steps_s} s waited",
+        report.loader_wait_share
+    );
     let mean = |r: &[ninjazero_train::MetricsRecord],
                 f: fn(&ninjazero_train::MetricsRecord) -> f64| {
         r.iter().map(f).sum::<f64>() / r.len() as f64
@@ -243,6 +270,7 @@ fn resume_after_a_kill_gives_the_same_weights() {
         let straight_metrics =
             read_metrics(&dir.join(format!("{name}-work-straight/{METRICS_FILE}")));
         let resumed_metrics = read_metrics(&work.join(METRICS_FILE));
+        assert_eq!(straight_metrics.len(), 20);
         assert_eq!(resumed_metrics.len(), 20);
         for (a, b) in straight_metrics.iter().zip(&resumed_metrics) {
             assert_eq!(
@@ -556,7 +584,9 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     };
     let again = run(&same, data_dirs, &RunControl::default()).unwrap();
     assert_eq!((again.steps_done, again.steps_this_run), (6, 0));
-    for ((na, ta), (nb, tb)) in trained.iter().zip(&weights(&out)) {
+    let now = weights(&out);
+    assert_eq!(trained.len(), now.len());
+    for ((na, ta), (nb, tb)) in trained.iter().zip(&now) {
         assert_eq!(na, nb);
         assert!(ta.equal(tb), "{na}");
     }

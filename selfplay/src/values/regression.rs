@@ -246,6 +246,7 @@ mod tests {
             })
             .collect();
         let beta = fit(&keys, &counts, &points);
+        assert_eq!(beta.len(), 3, "{beta:?}");
         for (got, want) in beta.iter().zip([0.2, 0.5, 1.5]) {
             assert!((got - want).abs() < 1e-3, "{beta:?}");
         }
