@@ -10,7 +10,7 @@ use ninjazero_rules::{Color, Game, Move, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -270,13 +270,10 @@ impl ArenaResult {
         }
     }
 
-    /// Writes the result as pretty JSON, atomically (a temporary file, then a rename),
-    /// creating the directory if needed.
+    /// Writes the result as pretty JSON, atomically, creating the directory if needed.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = temp_beside(path)?;
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&tmp, json + "\n")?;
-        std::fs::rename(&tmp, path)
+        ninjazero_data::atomic::write_atomically(path, (json + "\n").as_bytes())
     }
 
     /// Whether [`ArenaResult::save`] could write `path`: its directory made and a file
@@ -297,9 +294,8 @@ impl ArenaResult {
                 file.display()
             )));
         }
-        let tmp = temp_beside(path)?;
-        std::fs::File::create(&tmp)?;
-        std::fs::remove_file(&tmp)
+        // Dropped uncommitted: the directory is made and the probe file removed.
+        ninjazero_data::atomic::AtomicFile::create(path).map(drop)
     }
 
     /// `A vs B: +12 =5 -3, score 0.725, Elo +168 [+71, +298] (95 %)`, and the SPRT verdict
@@ -602,16 +598,4 @@ pub fn run_arena(
     )?;
     let pairs = collected.decided_after.unwrap_or(config.pairs);
     Ok(summarize(collected.prefix(pairs)))
-}
-
-/// The temporary file [`ArenaResult::save`] writes before renaming it to `path`, with
-/// `path`'s directory created.
-fn temp_beside(path: &Path) -> std::io::Result<PathBuf> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other(format!("{}: no file name", path.display())))?;
-    Ok(path.with_file_name(format!(".{}.tmp", name.to_string_lossy())))
 }

@@ -145,13 +145,8 @@ pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
     indicatif::ProgressBar::new(len).with_style(style)
 }
 
-/// Writes a file through a temporary file and a rename (creating its directory), so that
-/// a killed command never leaves half a file.
+/// [`ninjazero_data::atomic::write_atomically`] with the error put into words for the user.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    ninjazero_data::atomic::write_atomically(path, bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
