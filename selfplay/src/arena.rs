@@ -6,6 +6,7 @@
 //! opening cancels out of the variance.
 
 use crate::players::Player;
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -325,10 +326,12 @@ impl ArenaResult {
 pub fn opening(start: &Position, plies: usize, seed: u64, index: usize) -> Vec<Move> {
     let mut moves = Vec::new();
     for attempt in 0..100u64 {
-        let mut rng = StdRng::seed_from_u64(
-            seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                ^ attempt.wrapping_mul(0xd1b5_4a32_d192_ed03),
-        );
+        let opening_seed = derive_seed(seed, SeedStream::Opening, index as u64 + 1);
+        let mut rng = StdRng::seed_from_u64(derive_seed(
+            opening_seed,
+            SeedStream::OpeningAttempt,
+            attempt,
+        ));
         let mut game = Game::from_position(start.clone());
         moves.clear();
         while moves.len() < plies && game.outcome().is_none() {
@@ -466,7 +469,7 @@ pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync 
 
 /// The seed a player gets before game `index` of a series (see [`Player::new_game`]).
 fn game_seed(series_seed: u64, index: usize) -> u64 {
-    series_seed ^ (index as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f)
+    derive_seed(series_seed, SeedStream::SeriesGame, index as u64 + 1)
 }
 
 /// Game `index` of a seeded series from `start`: `opening_plies` random plies, then

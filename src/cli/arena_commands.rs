@@ -5,6 +5,7 @@ use super::{available_threads, parse_variant, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_model::parse_device;
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
 use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use std::path::PathBuf;
@@ -74,7 +75,7 @@ pub fn run(args: ArenaArgs) -> CliResult {
             &args.b,
             args.variant,
             args.device,
-            args.seed ^ 0x5bd1_e995_5bd1_e995,
+            derive_seed(args.seed, SeedStream::SecondPlayer, 1),
         )
     };
     if let Some(path) = &args.out {

@@ -19,6 +19,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
 use ninjazero_selfplay::players::parse_player;
@@ -389,7 +390,7 @@ fn self_play(
         start: Position::start(variant),
         games: config.selfplay_games,
         concurrency: config.concurrency,
-        seed: config.seed ^ u64::from(generation) << 32,
+        seed: derive_seed(config.seed, SeedStream::Generation, generation.into()),
         config: config.search.clone(),
         model_id,
     };
