@@ -136,13 +136,19 @@ pub fn load_evaluator(
     Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
 }
 
+/// A progress bar of `len` steps drawn by `template` (indicatif's syntax; the templates are
+/// the program's own, so a bad one is a bug).
+pub fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template(template).expect("a valid template");
+    indicatif::ProgressBar::new(len).with_style(style)
+}
+
 /// A progress bar for one stage: `what`, the bar, done/total and a message.
 pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let style = indicatif::ProgressStyle::with_template(&format!(
-        "{what:>9} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{msg}}"
-    ))
-    .expect("a valid template");
-    indicatif::ProgressBar::new(len).with_style(style)
+    progress_bar(
+        len,
+        &format!("{what:>9} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{msg}}"),
+    )
 }
 
 /// [`ninjazero_data::atomic::write_atomically`] with the error put into words for the user.
