@@ -669,15 +669,14 @@ mod tests {
 
     #[test]
     fn a_run_refuses_other_settings_and_continues_with_its_own() {
-        let dir = std::env::temp_dir().join(format!("ninjazero-run-toml-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let run = dir.to_str().expect("a UTF-8 temporary path");
+        let tmp = ninjazero_testkit::temp_dir();
+        let dir = tmp.path();
+        let run = ninjazero_testkit::text(dir);
         let load = |extra: &[&str]| {
             let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
             let (args, matches) = parse(&options);
-            load_or_create_config(&dir, &args, &matches)
+            load_or_create_config(dir, &args, &matches)
         };
-        std::fs::create_dir_all(&dir).unwrap();
         let created = load(&["--variant", "chess", "--seed", "0"]).unwrap();
         assert_eq!((created.variant.as_str(), created.seed), ("chess", 0));
 
@@ -702,6 +701,5 @@ mod tests {
         let extended = load(&["--generations", "5"]).unwrap();
         assert_eq!(extended.generations, 5);
         assert_eq!(load(&[]).unwrap(), extended);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

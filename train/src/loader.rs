@@ -359,6 +359,7 @@ impl Drop for Loader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::synthetic::{random_game, FullSearch};
 
     #[test]
     fn permutations_are_deterministic_and_complete() {
@@ -374,7 +375,8 @@ mod tests {
     #[test]
     fn a_batch_that_cannot_be_allocated_is_an_error_from_the_loader() {
         let variant = Variant::InsaneNinja;
-        let game = crate::synthetic::random_game(variant, 0, 8, &mut SplitMix64(1));
+        let start = Position::start(variant);
+        let game = random_game(&start, 0, 8, FullSearch::Random, &mut SplitMix64(1));
         let samples = Samples::from_game(variant, &game, 0).unwrap();
         let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3));
         assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);
