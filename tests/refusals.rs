@@ -96,7 +96,7 @@ fn arena_checks_its_out_path_before_playing() {
             file.display()
         )
     );
-    let (ok, out) = arena(&dir);
+    let (ok, out) = arena(dir);
     assert!(!ok);
     assert!(out.contains("a directory is in the way"), "{out}");
     // A path whose folders do not exist yet is fine: they are made.

@@ -63,7 +63,7 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("models/trained.safetensors");
     let work = dir.join("work");
     let config = TrainConfig {
@@ -157,7 +157,7 @@ fn resume_after_a_kill_gives_the_same_weights() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 6, 20, 2, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     for optimizer in [
         OptimizerKind::Sgd { momentum: 0.9 },
         OptimizerKind::AdamW {
@@ -305,7 +305,7 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
     let corrupt = data.join("games-99999999-0-0.arrow");
     std::fs::write(&corrupt, b"not an arrow file").unwrap();
 
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let report = train(
         VARIANT,
         &[data],
@@ -347,7 +347,7 @@ fn a_data_dir_without_usable_files_is_an_error() {
     let dir = tmp.path();
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let err = train(
         VARIANT,
         &[data],
@@ -386,7 +386,7 @@ fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("out.safetensors");
     let work = dir.join("work");
     let config = TrainConfig {
@@ -468,7 +468,7 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 12, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("out.safetensors");
     let work = dir.join("work");
     let run = |config: &TrainConfig, data_dirs: &[PathBuf], control: &RunControl| {
@@ -591,7 +591,7 @@ fn the_same_games_in_other_files_train_the_same_model() {
             writer.finish().unwrap();
         }
     }
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let config = TrainConfig {
         min_window: 40,
         max_window: 40,
@@ -623,7 +623,7 @@ fn an_absurd_batch_size_is_an_error_not_a_panic() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let err = train(
         VARIANT,
         &[data],
@@ -658,7 +658,7 @@ fn outputs_are_checked_before_any_work() {
     // No data at all: reading it would fail with NoData, so each error below comes first.
     let data = dir.join("empty");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let run = |out: &Path, work: &Path| {
         train(
             VARIANT,
