@@ -114,8 +114,7 @@ fn arena_checks_its_out_path_before_playing() {
 #[test]
 fn pipeline_refuses_settings_other_than_its_runs() {
     let tmp = temp_dir();
-    let dir = tmp.path();
-    let run = dir.join("run");
+    let run = tmp.path().join("run");
     // A file where the models folder goes stops every pipeline right after the settings
     // check, before any work.
     std::fs::create_dir_all(&run).unwrap();
