@@ -4,19 +4,14 @@
 //! added later is covered as soon as its help states its range (a unit test in the binary
 //! makes sure every numeric option does).
 
-use std::process::{Command, Output};
+use ninjazero_testkit::Binary;
 
-fn ninjazero(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .args(args)
-        .output()
-        .expect("the ninjazero binary runs")
-}
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 fn help_of(path: &[&str]) -> String {
     let mut args = path.to_vec();
     args.push("--help");
-    let out = ninjazero(&args);
+    let out = NINJAZERO.output(&args);
     assert!(out.status.success(), "{args:?} --help failed");
     String::from_utf8(out.stdout).expect("help is UTF-8")
 }
@@ -135,7 +130,7 @@ fn every_numeric_option_rejects_numbers_out_of_range() {
             scope.spawn(move || {
                 for (option, args) in part {
                     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-                    let out = ninjazero(&refs);
+                    let out = NINJAZERO.output(&refs);
                     let stderr = String::from_utf8_lossy(&out.stderr);
                     assert_eq!(
                         out.status.code(),

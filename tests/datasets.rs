@@ -1,40 +1,10 @@
 //! `ninjazero selfplay` and `ninjazero data` on dataset directories that are missing,
 //! empty, of another variant, unwritable or written by two processes at once.
 
+use ninjazero_testkit::{outcome, temp_dir, text as path, Binary};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn ninjazero(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ninjazero"));
-    command.args(args);
-    command
-}
-
-/// Exit success and stdout + stderr.
-fn outcome(output: Output) -> (bool, String) {
-    let text = String::from_utf8_lossy(&output.stdout).to_string()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
-}
-
-fn run(args: &[&str]) -> (bool, String) {
-    outcome(
-        ninjazero(args)
-            .output()
-            .expect("the ninjazero binary starts"),
-    )
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("temporary paths are UTF-8")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ninjazero-datasets-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 /// A quick model-free self-play command line.
 fn selfplay_args<'a>(variant: &'a str, games: &'a str, out: &'a Path) -> Vec<&'a str> {
@@ -63,37 +33,38 @@ fn selfplay_args<'a>(variant: &'a str, games: &'a str, out: &'a Path) -> Vec<&'a
 
 #[test]
 fn data_commands_refuse_a_missing_or_empty_directory() {
-    let missing = temp_dir("missing");
+    let tmp = temp_dir();
+    let missing = tmp.path().join("missing");
     for command in ["inspect", "pgn"] {
-        let (ok, text) = run(&["data", command, path(&missing)]);
+        let (ok, text) = NINJAZERO.run(&["data", command, path(&missing)]);
         assert!(!ok, "data {command}: {text}");
         assert!(
             text.contains(&format!("{}: no such directory", missing.display())),
             "data {command}: {text}"
         );
     }
-    let empty = temp_dir("empty");
+    let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let pgn = empty.join("games.pgn");
     for args in [
         vec!["data", "inspect", path(&empty)],
         vec!["data", "pgn", path(&empty), "--out", path(&pgn)],
     ] {
-        let (ok, text) = run(&args);
+        let (ok, text) = NINJAZERO.run(&args);
         assert!(!ok, "{args:?}: {text}");
         assert!(text.contains("holds no games"), "{args:?}: {text}");
     }
     assert!(!pgn.exists(), "no empty PGN file is left behind");
-    std::fs::remove_dir_all(empty).unwrap();
 }
 
 #[test]
 fn selfplay_refuses_a_directory_of_another_variant() {
-    let dir = temp_dir("variant");
-    let (ok, text) = run(&selfplay_args("chess", "2", &dir));
+    let tmp = temp_dir();
+    let dir = tmp.path().join("variant");
+    let (ok, text) = NINJAZERO.run(&selfplay_args("chess", "2", &dir));
     assert!(ok, "{text}");
     let chess_files = ninjazero_data::dataset_files(&dir).unwrap();
-    let (ok, text) = run(&selfplay_args("insane-ninja", "4", &dir));
+    let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "4", &dir));
     assert!(!ok, "{text}");
     let name = chess_files[0].file_name().unwrap().to_str().unwrap();
     for part in [name, "holds chess games, expected insane-ninja"] {
@@ -101,15 +72,15 @@ fn selfplay_refuses_a_directory_of_another_variant() {
     }
     assert!(!text.contains("new games"), "{text}");
     assert_eq!(ninjazero_data::dataset_files(&dir).unwrap(), chess_files);
-    let (ok, text) = run(&["data", "inspect", path(&dir)]);
+    let (ok, text) = NINJAZERO.run(&["data", "inspect", path(&dir)]);
     assert!(ok, "{text}");
     assert!(text.contains("games:        2"), "{text}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn selfplay_refuses_an_unwritable_output_before_playing() {
-    let parent = temp_dir("unwritable");
+    let tmp = temp_dir();
+    let parent = tmp.path().join("unwritable");
     std::fs::write(&parent, b"a file where a directory should be").unwrap();
     let mut outputs = vec![parent.join("data")];
     if cfg!(target_os = "linux") {
@@ -117,7 +88,7 @@ fn selfplay_refuses_an_unwritable_output_before_playing() {
         outputs.push(PathBuf::from("/proc/self"));
     }
     for out in outputs {
-        let (ok, text) = run(&selfplay_args("chess", "2", &out));
+        let (ok, text) = NINJAZERO.run(&selfplay_args("chess", "2", &out));
         assert!(!ok, "{text}");
         assert!(text.contains(path(&out)), "{text}");
     }
@@ -126,13 +97,15 @@ fn selfplay_refuses_an_unwritable_output_before_playing() {
 
 #[test]
 fn two_selfplay_processes_on_one_directory_store_each_game_once() {
-    let dir = temp_dir("two");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("two");
     let games = 6;
     let count = games.to_string();
     let args = selfplay_args("ninjutsu", &count, &dir);
     let children: Vec<_> = (0..2)
         .map(|_| {
-            ninjazero(&args)
+            NINJAZERO
+                .command(&args)
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -157,12 +130,11 @@ fn two_selfplay_processes_on_one_directory_store_each_game_once() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..games).collect::<Vec<u64>>());
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn selfplay_help_documents_the_flush_interval() {
-    let (ok, text) = run(&["selfplay", "--help"]);
+    let (ok, text) = NINJAZERO.run(&["selfplay", "--help"]);
     assert!(ok, "{text}");
     assert!(text.contains("--flush-seconds"), "{text}");
     assert!(text.contains("[default: 120]"), "{text}");

@@ -1,25 +1,13 @@
 //! `ninjazero play` driven through its standard input.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use ninjazero_testkit::Binary;
+
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 /// Runs `ninjazero play ARGS` with `input` on stdin; returns its exit success and stdout.
 fn play(args: &[&str], input: &str) -> (bool, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .arg("play")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the ninjazero binary starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let args: Vec<&str> = ["play"].iter().chain(args).copied().collect();
+    let output = NINJAZERO.output_with_input(&args, input);
     let stdout = String::from_utf8(output.stdout).unwrap();
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.is_empty(), "stderr: {stderr}");
@@ -118,17 +106,13 @@ fn engine_opens_when_the_human_plays_black() {
 
 #[test]
 fn bad_arguments_are_errors() {
-    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .args([
-            "play",
-            "--variant",
-            "chess",
-            "--fen",
-            "8/8/8/8/8/8/8/K6 w - -",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = NINJAZERO.output(&[
+        "play",
+        "--variant",
+        "chess",
+        "--fen",
+        "8/8/8/8/8/8/8/K6 w - -",
+    ]);
     assert!(!output.status.success());
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("invalid FEN"), "{stderr}");

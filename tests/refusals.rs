@@ -1,36 +1,17 @@
 //! Commands refuse bad files and settings up front, naming what is wrong in words: the
 //! checkpoint of `model info`, the `arena --out` path, a `pipeline` run's settings.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use ninjazero_testkit::{temp_dir, text, Binary};
+use std::path::Path;
 
-/// Runs `ninjazero ARGS`: (success, stdout + stderr).
-fn ninjazero<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .args(args)
-        .output()
-        .expect("the ninjazero binary starts");
-    let text = String::from_utf8_lossy(&output.stdout).to_string()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ninjazero-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().expect("temporary paths are UTF-8")
-}
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 #[test]
 fn model_info_names_the_file_once_and_says_what_is_wrong() {
-    let dir = temp_dir("model-info");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let good = dir.join("good.safetensors");
-    let (ok, out) = ninjazero(&[
+    let (ok, out) = NINJAZERO.run(&[
         "model",
         "init",
         "--variant",
@@ -41,7 +22,7 @@ fn model_info_names_the_file_once_and_says_what_is_wrong() {
         text(&good),
     ]);
     assert!(ok, "{out}");
-    let (ok, out) = ninjazero(&["model", "info", text(&good)]);
+    let (ok, out) = NINJAZERO.run(&["model", "info", text(&good)]);
     assert!(ok && out.contains("\"variant\": \"insane-ninja\""), "{out}");
 
     // Not safetensors, beside a valid sidecar.
@@ -76,20 +57,20 @@ fn model_info_names_the_file_once_and_says_what_is_wrong() {
             ),
         ),
     ] {
-        let (ok, out) = ninjazero(&["model", "info", text(path)]);
+        let (ok, out) = NINJAZERO.run(&["model", "info", text(path)]);
         assert!(!ok);
         assert_eq!(out, expected);
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn arena_checks_its_out_path_before_playing() {
-    let dir = temp_dir("arena-out");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let file = dir.join("a-file");
     std::fs::write(&file, "").unwrap();
     let arena = |out: &Path| {
-        ninjazero(&[
+        NINJAZERO.run(&[
             "arena",
             "--variant",
             "chess",
@@ -115,7 +96,7 @@ fn arena_checks_its_out_path_before_playing() {
             file.display()
         )
     );
-    let (ok, out) = arena(&dir);
+    let (ok, out) = arena(dir);
     assert!(!ok);
     assert!(out.contains("a directory is in the way"), "{out}");
     // A path whose folders do not exist yet is fine: they are made.
@@ -128,13 +109,12 @@ fn arena_checks_its_out_path_before_playing() {
     // Nothing left behind by the check or the save.
     let names: Vec<_> = std::fs::read_dir(dir.join("new")).unwrap().collect();
     assert_eq!(names.len(), 1);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn pipeline_refuses_settings_other_than_its_runs() {
-    let dir = temp_dir("pipeline-settings");
-    let run = dir.join("run");
+    let tmp = temp_dir();
+    let run = tmp.path().join("run");
     // A file where the models folder goes stops every pipeline right after the settings
     // check, before any work.
     std::fs::create_dir_all(&run).unwrap();
@@ -142,7 +122,7 @@ fn pipeline_refuses_settings_other_than_its_runs() {
     let pipeline = |extra: &[&str]| {
         let mut args = vec!["pipeline", "--run", text(&run), "--device", "cpu"];
         args.extend(extra);
-        ninjazero(&args)
+        NINJAZERO.run(&args)
     };
     // The error line (the log lines before it carry the time).
     let error = |out: String| {
@@ -173,5 +153,4 @@ fn pipeline_refuses_settings_other_than_its_runs() {
         assert!(!ok);
         assert_eq!(error(out), first);
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,11 +1,13 @@
 //! `ninjazero uci` driven through a real pipe, as a GUI or script would.
 
 use ninjazero_rules::{Position, Variant};
+use ninjazero_testkit::{temp_dir, text, Binary};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running engine: lines go in through its stdin, come out through a reader thread.
@@ -17,9 +19,9 @@ struct Engine {
 
 impl Engine {
     fn start(args: &[&str]) -> Engine {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-            .arg("uci")
-            .args(args)
+        let args: Vec<&str> = ["uci"].iter().chain(args).copied().collect();
+        let mut child = NINJAZERO
+            .command(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -273,16 +275,19 @@ fn end_of_input_lets_a_limited_search_finish() {
 
 #[test]
 fn model_of_another_variant_falls_back_to_uniform() {
-    let dir = std::env::temp_dir().join(format!("ninjazero-uci-test-{}", std::process::id()));
-    let checkpoint = dir.join("palace.safetensors");
-    let status = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .args(["model", "init", "--variant", "palace", "--preset", "tiny"])
-        .arg("--out")
-        .arg(&checkpoint)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let tmp = temp_dir();
+    let checkpoint = tmp.path().join("palace.safetensors");
+    let (ok, out) = NINJAZERO.run(&[
+        "model",
+        "init",
+        "--variant",
+        "palace",
+        "--preset",
+        "tiny",
+        "--out",
+        text(&checkpoint),
+    ]);
+    assert!(ok, "{out}");
 
     let mut engine = Engine::start(&["--device", "cpu", "--model", checkpoint.to_str().unwrap()]);
     // chess (the default variant) does not match the palace model.
@@ -309,7 +314,6 @@ fn model_of_another_variant_falls_back_to_uniform() {
     engine.expect_silence();
     engine.send("quit");
     engine.finish();
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Limits a GUI may send that are negative, zero or not numbers: each `go` answers with a

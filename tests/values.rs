@@ -1,29 +1,16 @@
 //! `ninjazero values` end to end: a small self-play dataset, self-consistent handicap
 //! rounds, the report files, a rerun that reuses the games, and bad input.
 
-use std::path::Path;
-use std::process::Command;
+use ninjazero_testkit::{temp_dir, text as path, Binary};
 
-fn ninjazero(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ninjazero"))
-        .args(args)
-        .output()
-        .expect("the ninjazero binary starts");
-    let text = String::from_utf8_lossy(&output.stdout).to_string()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("temporary paths are UTF-8")
-}
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 #[test]
 fn values_writes_its_report_and_reuses_played_games() {
-    let dir = std::env::temp_dir().join(format!("ninjazero-values-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let (data, out) = (dir.join("data"), dir.join("out"));
-    let (ok, text) = ninjazero(&[
+    let (ok, text) = NINJAZERO.run(&[
         "selfplay",
         "--variant",
         "chess",
@@ -63,7 +50,7 @@ fn values_writes_its_report_and_reuses_played_games() {
         "--device",
         "cpu",
     ];
-    let (ok, report) = ninjazero(&values);
+    let (ok, report) = NINJAZERO.run(&values);
     assert!(ok, "{report}");
     for file in ["values.md", "values.csv", "values.png", "match-values.txt"] {
         assert!(out.join(file).is_file(), "{file} missing");
@@ -87,7 +74,7 @@ fn values_writes_its_report_and_reuses_played_games() {
         assert_eq!(saved, 7, "{round}");
     }
     // A rerun reads the games back: the same report.
-    let (ok, again) = ninjazero(&values);
+    let (ok, again) = NINJAZERO.run(&values);
     assert!(ok, "{again}");
     let table = |r: &str| {
         r.lines()
@@ -96,16 +83,16 @@ fn values_writes_its_report_and_reuses_played_games() {
             .join("\n")
     };
     assert_eq!(table(&again), table(&report));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn values_rejects_bad_input_with_clear_messages() {
-    let missing = std::env::temp_dir().join("ninjazero-values-test-no-such-dir");
-    let (ok, text) = ninjazero(&["values", "--variant", "chess", "--data", path(&missing)]);
+    let tmp = temp_dir();
+    let missing = tmp.path().join("no-such-dir");
+    let (ok, text) = NINJAZERO.run(&["values", "--variant", "chess", "--data", path(&missing)]);
     assert!(!ok);
     assert!(text.contains("no-such-dir"), "{text}");
-    let (ok, text) = ninjazero(&[
+    let (ok, text) = NINJAZERO.run(&[
         "values",
         "--variant",
         "chess",
@@ -122,10 +109,10 @@ fn values_rejects_bad_input_with_clear_messages() {
 
 #[test]
 fn values_on_two_games_says_not_enough_data_and_gives_no_verdict() {
-    let dir = std::env::temp_dir().join(format!("ninjazero-values-tiny-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let (data, out) = (dir.join("data"), dir.join("out"));
-    let (ok, text) = ninjazero(&[
+    let (ok, text) = NINJAZERO.run(&[
         "selfplay",
         "--variant",
         "chess",
@@ -143,7 +130,7 @@ fn values_on_two_games_says_not_enough_data_and_gives_no_verdict() {
         "cpu",
     ]);
     assert!(ok, "{text}");
-    let (ok, report) = ninjazero(&[
+    let (ok, report) = NINJAZERO.run(&[
         "values",
         "--variant",
         "chess",
@@ -184,5 +171,4 @@ fn values_on_two_games_says_not_enough_data_and_gives_no_verdict() {
     }
     let csv = std::fs::read_to_string(out.join("values.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1, "{csv}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,10 +2,10 @@
 //! summary and PGN export.
 //!
 //! A dataset is a directory of Arrow IPC **files** (`*.arrow`, zstd-compressed), each
-//! holding whole games, one row per position. A file appears atomically: it is written as
-//! `NAME.arrow.tmp`, synced and renamed, so readers (which only look at `*.arrow`) never see
-//! a partial file, and a killed writer leaves at most a `.tmp` that the next
-//! [`DatasetWriter::create`] removes. A writer holds an advisory lock on `DIR/.lock` for its
+//! holding whole games, one row per position. A file appears atomically: it is written under
+//! a temporary name ending in `.tmp`, synced and renamed (the [`atomic`] module), so readers
+//! (which only look at `*.arrow`) never see a partial file, and a killed writer leaves at
+//! most a `.tmp` that the next [`DatasetWriter::create`] removes. A writer holds an advisory lock on `DIR/.lock` for its
 //! lifetime, so one directory has one writer at a time. File names carry the first game id,
 //! the time and the process id, so a restarted writer never overwrites a finished file.
 //!
@@ -78,6 +78,7 @@
 //! # Ok::<(), ninjazero_data::DataError>(())
 //! ```
 
+pub mod atomic;
 mod pgn;
 mod reader;
 mod schema;

@@ -16,14 +16,13 @@ use arrow::ipc::CompressionType;
 use arrow::record_batch::RecordBatch;
 use ninjazero_rules::{Color, Role};
 
+use crate::atomic::{remove_tmp_files, AtomicFile};
 use crate::reader::checked_game_ids;
 use crate::schema::{color_char, color_name, schema};
 use crate::{DataError, FileMeta, GameRecord};
 
 /// Suffix of finished files.
 pub(crate) const FINISHED_SUFFIX: &str = ".arrow";
-/// Suffix of files being written.
-pub(crate) const TMP_SUFFIX: &str = ".arrow.tmp";
 /// The file in a dataset directory that its writer holds locked.
 pub const LOCK_FILE: &str = ".lock";
 
@@ -56,8 +55,9 @@ impl FlushPolicy {
     }
 }
 
-/// Writes games to a dataset directory, each file appearing atomically (written as
-/// `NAME.arrow.tmp`, synced, renamed to `NAME.arrow`), when its [`FlushPolicy`] says so.
+/// Writes games to a dataset directory, each file appearing atomically (an
+/// [`AtomicFile`](crate::atomic::AtomicFile) renamed to `NAME.arrow`), when its
+/// [`FlushPolicy`] says so.
 ///
 /// The writer holds an exclusive advisory lock on `DIR/.lock` until it is dropped: a second
 /// writer on the same directory fails at once instead of writing every game twice.
@@ -141,7 +141,7 @@ impl DatasetWriter {
             }
             Err(fs4::TryLockError::Error(e)) => return Err(DataError::io(&lock_path, e)),
         }
-        remove_tmp_files(dir)?;
+        remove_tmp_files(dir).map_err(|e| DataError::io(dir, e))?;
         Ok(DatasetWriter {
             dir: dir.to_path_buf(),
             meta,
@@ -236,29 +236,6 @@ impl Drop for DatasetWriter {
     }
 }
 
-/// Removes every `*.tmp` file in `dir`: with the directory locked they are all left by a
-/// killed writer.
-fn remove_tmp_files(dir: &Path) -> Result<(), DataError> {
-    let entries = fs::read_dir(dir).map_err(|e| DataError::io(dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| DataError::io(dir, e))?;
-        let is_tmp = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.ends_with(".tmp"));
-        if !is_tmp {
-            continue;
-        }
-        let path = entry.path();
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(DataError::io(path, e)),
-        }
-    }
-    Ok(())
-}
-
 /// Writes `games` to a new file in `dir` and returns its path.
 fn write_file(dir: &Path, meta: &FileMeta, games: &[GameRecord]) -> Result<PathBuf, DataError> {
     let first_id = games[0].game_id;
@@ -267,41 +244,24 @@ fn write_file(dir: &Path, meta: &FileMeta, games: &[GameRecord]) -> Result<PathB
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let pid = std::process::id();
-    // A name neither finished nor being written; the tmp file is created exclusively.
-    let mut attempt = 0u128;
-    let (tmp_path, final_path, file) = loop {
-        let stem = format!("games-{first_id:08}-{}-{pid}", millis + attempt);
-        let final_path = dir.join(format!("{stem}{FINISHED_SUFFIX}"));
-        let tmp_path = dir.join(format!("{stem}{TMP_SUFFIX}"));
-        attempt += 1;
-        if final_path.exists() {
-            continue;
-        }
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp_path)
-        {
-            Ok(file) => break (tmp_path, final_path, file),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(DataError::io(tmp_path, e)),
-        }
-    };
-    let result = write_and_sync(file, &tmp_path, meta, games)
-        .and_then(|()| fs::rename(&tmp_path, &final_path).map_err(|e| DataError::io(&tmp_path, e)));
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp_path);
-        return Err(e);
-    }
-    // Make the rename durable; not every platform or filesystem can sync a directory.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    // A name not yet finished (the directory is locked, so no one else is adding one).
+    let final_path = (0u128..)
+        .map(|attempt| {
+            dir.join(format!(
+                "games-{first_id:08}-{}-{pid}{FINISHED_SUFFIX}",
+                millis + attempt
+            ))
+        })
+        .find(|path| !path.exists())
+        .expect("an unused file name");
+    let mut file = AtomicFile::create(&final_path).map_err(|e| DataError::io(&final_path, e))?;
+    write_batch(file.file(), &final_path, meta, games)?;
+    file.commit().map_err(|e| DataError::io(&final_path, e))?;
     Ok(final_path)
 }
 
-fn write_and_sync(
-    file: File,
+fn write_batch(
+    file: &mut File,
     path: &Path,
     meta: &FileMeta,
     games: &[GameRecord],
@@ -320,10 +280,10 @@ fn write_and_sync(
     writer.write(&batch).map_err(arrow_err)?;
     writer.finish().map_err(arrow_err)?;
     let buffered = writer.into_inner().map_err(arrow_err)?;
-    let file = buffered
+    buffered
         .into_inner()
-        .map_err(|e| DataError::io(path, e.into_error()))?;
-    file.sync_all().map_err(|e| DataError::io(path, e))
+        .map(drop)
+        .map_err(|e| DataError::io(path, e.into_error()))
 }
 
 fn build_batch(

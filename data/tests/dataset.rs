@@ -8,16 +8,10 @@ use std::sync::Arc;
 
 use ninjazero_data::{
     column_names, export_pgn, finished_game_ids, read_file_meta, read_games, summarize, DataError,
-    DatasetWriter, FileMeta, FlushPolicy, GameRecord, PolicyEntry, PositionRecord, SCHEMA_VERSION,
+    DatasetWriter, FileMeta, FlushPolicy, GameRecord, SCHEMA_VERSION,
 };
 use ninjazero_rules::{Color, Position, Variant};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ninjazero-data-test-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
-}
+use ninjazero_testkit::{outcome, random_game, temp_dir, venv_python};
 
 fn meta(variant: Variant) -> FileMeta {
     FileMeta {
@@ -28,8 +22,8 @@ fn meta(variant: Variant) -> FileMeta {
     }
 }
 
-/// A legal game: `plies` moves chosen by a small LCG from the legal moves, with synthetic
-/// search targets.
+/// A legal game of `plies` random moves from `start_fen` with synthetic search targets (a
+/// full search every other ply) and the given result.
 fn play_game(
     variant: Variant,
     start_fen: &str,
@@ -39,57 +33,14 @@ fn play_game(
     termination: &str,
     would_resign: Option<(Color, u16)>,
 ) -> GameRecord {
-    let mut pos = Position::from_fen(variant, start_fen).unwrap();
-    let mut state = game_id
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut positions = Vec::new();
-    for ply in 0..plies {
-        let moves: Vec<_> = pos.legal_moves().iter().copied().collect();
-        assert!(!moves.is_empty(), "the synthetic game ended early");
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let chosen = moves[(state >> 33) as usize % moves.len()];
-        let full_search = ply % 2 == 0;
-        let policy = if full_search {
-            let n = moves.len().min(4);
-            moves[..n]
-                .iter()
-                .enumerate()
-                .map(|(k, m)| PolicyEntry {
-                    index: 1000 * k as u32 + ply as u32,
-                    move_text: m.to_string(),
-                    visits: 10 + k as u32,
-                    probability: 1.0 / n as f32,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        positions.push(PositionRecord {
-            ply,
-            fen: pos.to_fen(),
-            side_to_move: pos.turn(),
-            policy,
-            root_value: (ply as f32 * 0.37).sin(),
-            full_search,
-            material: pos.material(),
-            hand: [pos.hand(Color::White), pos.hand(Color::Black)],
-            move_played: chosen.to_string(),
-        });
-        pos.play_unchecked(chosen);
-    }
+    let start = Position::from_fen(variant, start_fen).unwrap();
     GameRecord {
-        game_id,
-        variant,
-        start_fen: start_fen.to_string(),
-        positions,
         winner,
         termination: termination.to_string(),
         model_id: "uniform".to_string(),
         resignation_disabled: would_resign.is_some(),
         would_resign,
+        ..random_game(&start, game_id, plies, game_id)
     }
 }
 
@@ -162,7 +113,8 @@ fn file_name(path: &Path) -> String {
 
 #[test]
 fn round_trip_ids_and_summary() {
-    let dir = temp_dir("round-trip");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("round-trip");
     let games = drops_games();
     let files = write_dataset(&dir, &games, 2);
     assert_eq!(files.len(), 2, "2 games per file, 3 games: {files:?}");
@@ -243,12 +195,12 @@ fn round_trip_ids_and_summary() {
     write_dataset(&dir, &more, 2);
     assert_eq!(arrow_files(&dir).len(), 3);
     assert_eq!(finished_game_ids(&dir).unwrap().len(), 4);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn writer_refuses_bad_games() {
-    let dir = temp_dir("refuse-games");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("refuse-games");
     let mut writer = DatasetWriter::create(&dir, meta(Variant::Asylum), 10).unwrap();
     let other = drops_games().remove(0);
     let err = writer.add_game(other).unwrap_err();
@@ -273,12 +225,12 @@ fn writer_refuses_bad_games() {
     writer.finish().unwrap();
     assert_eq!(read_games(&dir, Some(v)).unwrap(), vec![game]);
     assert!(DatasetWriter::create(&dir, meta(v), 0).is_err());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn dropped_writer_writes_its_buffer() {
-    let dir = temp_dir("drop");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("drop");
     let v = Variant::Asylum;
     let game = play_game(v, v.start_fen(), 5, 3, None, "adjudication", None);
     {
@@ -286,12 +238,12 @@ fn dropped_writer_writes_its_buffer() {
         writer.add_game(game.clone()).unwrap();
     }
     assert_eq!(read_games(&dir, Some(v)).unwrap(), vec![game]);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn stale_tmp_files_are_ignored_and_removed() {
-    let dir = temp_dir("stale");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("stale");
     fs::create_dir_all(&dir).unwrap();
     let games = drops_games();
     write_dataset(&dir, &games[..1], 1);
@@ -318,12 +270,12 @@ fn stale_tmp_files_are_ignored_and_removed() {
         assert!(!path.exists(), "{path:?} is still there");
     }
     assert_eq!(read_games(&dir, None).unwrap(), games);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_second_writer_on_a_directory_fails_at_once() {
-    let dir = temp_dir("lock");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("lock");
     let v = Variant::Asylum;
     let first = DatasetWriter::create(&dir, meta(v), 10).unwrap();
     // From another thread too: the lock belongs to the open file, not to the process.
@@ -347,7 +299,6 @@ fn a_second_writer_on_a_directory_fails_at_once() {
     drop(first);
     // Released with the writer.
     DatasetWriter::create(&dir, meta(v), 10).unwrap();
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 fn policy(games_per_file: usize, max_age: Option<std::time::Duration>) -> FlushPolicy {
@@ -359,7 +310,8 @@ fn policy(games_per_file: usize, max_age: Option<std::time::Duration>) -> FlushP
 
 #[test]
 fn resume_returns_the_ids_and_refuses_files_made_otherwise() {
-    let dir = temp_dir("resume");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("resume");
     let games = drops_games();
     let v = Variant::InsaneNinjaDrops;
     let (writer, ids) = DatasetWriter::resume(&dir, meta(v), policy(2, None)).unwrap();
@@ -423,12 +375,12 @@ fn resume_returns_the_ids_and_refuses_files_made_otherwise() {
     ));
     // Refusals add nothing.
     assert_eq!(read_games(&dir, None).unwrap(), games);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn an_old_buffered_game_is_written_without_waiting_for_a_full_file() {
-    let dir = temp_dir("flush-age");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("flush-age");
     let v = Variant::InsaneNinjaDrops;
     let games = drops_games();
     let policy = policy(64, Some(std::time::Duration::ZERO));
@@ -447,20 +399,19 @@ fn an_old_buffered_game_is_written_without_waiting_for_a_full_file() {
     drop(writer);
 
     // Without a maximum age only a full file is due.
-    let dir2 = temp_dir("flush-count");
+    let dir2 = tmp.path().join("flush-count");
     let mut writer = DatasetWriter::create(&dir2, meta(v), 2).unwrap();
     writer.add_game(games[0].clone()).unwrap();
     assert!(!writer.flush_if_due().unwrap());
     writer.add_game(games[1].clone()).unwrap();
     assert_eq!(writer.files_written().len(), 1);
     drop(writer);
-    fs::remove_dir_all(&dir).unwrap();
-    fs::remove_dir_all(&dir2).unwrap();
 }
 
 #[test]
 fn a_missing_directory_is_an_error_for_summary_and_pgn() {
-    let missing = temp_dir("missing");
+    let tmp = temp_dir();
+    let missing = tmp.path().join("missing");
     let expected = format!("{}: no such directory", missing.display());
     let err = summarize(&missing).unwrap_err();
     assert!(matches!(err, DataError::NoDirectory { .. }), "{err}");
@@ -480,7 +431,8 @@ fn a_missing_directory_is_an_error_for_summary_and_pgn() {
 
 #[test]
 fn an_unwritable_directory_fails_when_the_writer_is_made() {
-    let dir = temp_dir("unwritable");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("unwritable");
     fs::write(&dir, b"a file, not a directory").unwrap();
     let err = DatasetWriter::create(&dir.join("data"), meta(Variant::Asylum), 1)
         .err()
@@ -506,7 +458,8 @@ fn an_unwritable_directory_fails_when_the_writer_is_made() {
 
 #[test]
 fn corrupt_files_are_errors_naming_the_file() {
-    let dir = temp_dir("corrupt");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("corrupt");
     let games = drops_games();
     let files = write_dataset(&dir, &games, 2);
     let bytes = fs::read(&files[0]).unwrap();
@@ -552,17 +505,17 @@ fn corrupt_files_are_errors_naming_the_file() {
     fs::remove_file(&damaged_path).unwrap();
 
     assert_eq!(read_games(&dir, None).unwrap(), games);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn foreign_variant_and_schema_version_are_refused() {
-    let dir = temp_dir("foreign");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("foreign");
     let drops = drops_games();
     write_dataset(&dir, &drops, 2);
 
     // An asylum file in the same directory, from a start position with Black to move.
-    let asylum_dir = temp_dir("foreign-asylum");
+    let asylum_dir = tmp.path().join("foreign-asylum");
     let v = Variant::Asylum;
     let black_first =
         "sjbcqkcbjs/pppppppppp/10/10/10/4P5/10/10/PPPP1PPPPP/SJBCQKCBJS b KQkq e3,e4 0 1";
@@ -635,8 +588,6 @@ fn foreign_variant_and_schema_version_are_refused() {
     let first_move = &asylum[0].positions[0].move_played;
     assert!(pgn.contains(&format!("\n1... {first_move} 2. ")), "{pgn}");
     assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
-    fs::remove_dir_all(&dir).unwrap();
-    fs::remove_dir_all(&asylum_dir).unwrap();
 }
 
 /// One game read back from PGN text.
@@ -678,7 +629,8 @@ fn parse_pgn(text: &str) -> Vec<PgnGame> {
 
 #[test]
 fn pgn_export_replays_legally() {
-    let dir = temp_dir("pgn");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("pgn");
     let games = drops_games();
     write_dataset(&dir, &games, 2);
     let mut out = Vec::new();
@@ -758,19 +710,13 @@ fn pgn_export_replays_legally() {
         .filter(|l| !l.starts_with('[') && !l.trim().is_empty())
         .count();
     assert!(movetext_lines >= 2, "{third}");
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn pyarrow_reads_the_files() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "run scripts/setup.sh first: {} is missing",
-        python.display()
-    );
-    let dir = temp_dir("pyarrow");
+    let python = venv_python();
+    let tmp = temp_dir();
+    let dir = tmp.path().join("pyarrow");
     let games = drops_games();
     let files = write_dataset(&dir, &games, 2);
     let rows = games[0].positions.len() + games[1].positions.len();
@@ -825,19 +771,18 @@ print("pyarrow ok", table.num_rows)
         "policy_moves0": policy_moves,
     })
     .to_string();
-    let output = std::process::Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .arg(&files[0])
-        .arg(&expected)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "pyarrow check failed (run scripts/setup.sh if pyarrow is missing):\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let (ok, report) = outcome(
+        std::process::Command::new(&python)
+            .arg("-c")
+            .arg(script)
+            .arg(&files[0])
+            .arg(&expected)
+            .output()
+            .unwrap(),
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("pyarrow ok {rows}")));
-    fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        ok,
+        "pyarrow check failed (run scripts/setup.sh if pyarrow is missing):\n{report}"
+    );
+    assert!(report.contains(&format!("pyarrow ok {rows}")));
 }

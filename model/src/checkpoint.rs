@@ -4,6 +4,7 @@
 use crate::encoding::{plane, BoardShape, ENCODING_VERSION};
 use crate::net::{NetConfig, PolicyValueNet};
 use crate::policy::policy_len;
+use ninjazero_data::atomic;
 use ninjazero_rules::{with_article, Variant};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -148,14 +149,18 @@ impl Model {
         self.net.shape.variant
     }
 
-    /// Writes `path` (safetensors; the name should end in `.safetensors`) and its sidecar.
+    /// Writes `path` (safetensors; the name should end in `.safetensors`) and its sidecar,
+    /// each atomically and the sidecar first, so a reader that finds the weights finds their
+    /// description. Creates the directory.
     pub fn save(&self, path: &Path) -> Result<(), ModelError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| ModelError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
+        let io = |path: &Path, source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let sidecar = sidecar_path(path);
+        let json = serde_json::to_string_pretty(&self.meta).expect("metadata serialises");
+        atomic::write_atomically(&sidecar, (json + "\n").as_bytes())
+            .map_err(|e| io(&sidecar, e))?;
         // Weights are stored channels-last in memory; the file holds plain contiguous ones.
         let named: Vec<(String, Tensor)> = self
             .vs
@@ -163,16 +168,12 @@ impl Model {
             .into_iter()
             .map(|(name, tensor)| (name, tensor.contiguous()))
             .collect();
-        Tensor::write_safetensors(&named, path).map_err(|source| ModelError::Torch {
+        let file = atomic::AtomicFile::create(path).map_err(|e| io(path, e))?;
+        Tensor::write_safetensors(&named, file.path()).map_err(|source| ModelError::Torch {
             path: path.to_path_buf(),
             source,
         })?;
-        let sidecar = sidecar_path(path);
-        let json = serde_json::to_string_pretty(&self.meta).expect("metadata serialises");
-        std::fs::write(&sidecar, json + "\n").map_err(|source| ModelError::Io {
-            path: sidecar,
-            source,
-        })
+        file.commit().map_err(|e| io(path, e))
     }
 
     /// Loads a checkpoint, refusing one made for another variant (when `expected` is given)

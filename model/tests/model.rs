@@ -5,36 +5,17 @@ use ninjazero_model::{
     ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator,
 };
 use ninjazero_rules::{MoveKind, Position, Variant};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use ninjazero_testkit::{outcome, random_positions, temp_dir, venv_python};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::Path;
 use tch::{Device, Tensor};
-
-/// Positions from seeded random games of `variant`.
-fn random_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut positions = Vec::new();
-    for _ in 0..games {
-        let mut pos = Position::start(variant);
-        for _ in 0..rng.random_range(20..160) {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            positions.push(pos.clone());
-            pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
-        }
-    }
-    positions
-}
 
 #[test]
 fn every_legal_move_has_its_own_policy_index_and_decodes_back() {
     for variant in Variant::ALL {
         let shape = BoardShape::of(variant);
         let mut special = HashSet::new();
-        let positions = random_positions(variant, 40, 7);
+        let positions = random_positions(variant, 40, 20..160, 7);
         assert!(
             positions.len() > 2000,
             "{variant}: {} positions",
@@ -82,7 +63,7 @@ fn evaluate(evaluator: &mut dyn Evaluator, positions: &[Position]) -> Vec<Evalua
 #[test]
 fn network_priors_cover_the_legal_moves_and_sum_to_one() {
     let variant = Variant::AsylumFriendlyFire;
-    let positions = random_positions(variant, 2, 3);
+    let positions = random_positions(variant, 2, 20..160, 3);
     let mut evaluator =
         NetworkEvaluator::new(Model::new(variant, &Preset::Tiny.config(), Device::Cpu));
     let results = evaluate(&mut evaluator, &positions[..16]);
@@ -102,12 +83,6 @@ fn network_priors_cover_the_legal_moves_and_sum_to_one() {
         let n = pos.legal_moves().len() as f32;
         assert!(result.priors.iter().all(|&p| (p - 1.0 / n).abs() < 1e-6));
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ninjazero-test-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A small network with squeeze-excitation whose batch-norm statistics are not trivial.
@@ -131,14 +106,15 @@ fn trained_looking_model(variant: Variant) -> Model {
 
 #[test]
 fn checkpoints_round_trip_and_refuse_the_wrong_variant() {
-    let dir = temp_dir("checkpoint");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let path = dir.join("gen-0001.safetensors");
     let variant = Variant::Ninjutsu;
     let model = trained_looking_model(variant);
     model.save(&path).unwrap();
     let loaded = Model::load(&path, Some(variant), Device::Cpu).unwrap();
     assert_eq!(loaded.meta, model.meta);
-    let positions = random_positions(variant, 1, 5);
+    let positions = random_positions(variant, 1, 20..160, 5);
     let a = evaluate(&mut NetworkEvaluator::new(model), &positions[..8]);
     let b = evaluate(&mut NetworkEvaluator::new(loaded), &positions[..8]);
     assert_eq!(a, b);
@@ -162,14 +138,14 @@ fn checkpoints_round_trip_and_refuse_the_wrong_variant() {
     std::fs::write(&sidecar, "{ not json").unwrap();
     let corrupt = Model::load(&path, None, Device::Cpu).unwrap_err();
     assert!(corrupt.to_string().contains("gen-0001.json"), "{corrupt}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Each load error names the file the user gave once and says in words what is wrong,
 /// with no libtorch backtrace.
 #[test]
 fn checkpoint_errors_name_the_file_once_and_say_what_is_wrong() {
-    let dir = temp_dir("bad-checkpoints");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let load = |name: &str, variant| {
         let path = dir.join(name);
         let error = Model::load(&path, variant, Device::Cpu)
@@ -225,27 +201,21 @@ fn checkpoint_errors_name_the_file_once_and_say_what_is_wrong() {
         error,
         format!("{path} has no sidecar: {sidecar} is missing (every checkpoint is saved with one)")
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The same checkpoint and inputs in plain PyTorch give the same outputs (within 1e-5).
 #[test]
 fn pytorch_reference_reproduces_the_outputs() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "run scripts/setup.sh first: {} is missing",
-        python.display()
-    );
-    let dir = temp_dir("parity");
+    let python = venv_python();
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let variant = Variant::InsaneNinjaDrops;
     let model = trained_looking_model(variant);
     let checkpoint = dir.join("model.safetensors");
     model.save(&checkpoint).unwrap();
 
     let shape = model.net.shape;
-    let positions = random_positions(variant, 1, 9);
+    let positions = random_positions(variant, 1, 20..160, 9);
     let mut input = vec![0.0f32; 12 * shape.input_len()];
     for (pos, slot) in positions
         .iter()
@@ -258,20 +228,17 @@ fn pytorch_reference_reproduces_the_outputs() {
     let io = dir.join("io.safetensors");
     Tensor::write_safetensors(&[("input", &xs), ("policy", &policy), ("wdl", &wdl)], &io).unwrap();
 
-    let output = std::process::Command::new(&python)
-        .arg(root.join("scripts/reference_net.py"))
-        .args(["parity", "--checkpoint"])
-        .arg(&checkpoint)
-        .arg("--io")
-        .arg(&io)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&output.stdout).to_string()
-        + &String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "reference_net.py parity failed:\n{report}"
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/reference_net.py");
+    let (ok, report) = outcome(
+        std::process::Command::new(&python)
+            .arg(script)
+            .args(["parity", "--checkpoint"])
+            .arg(&checkpoint)
+            .arg("--io")
+            .arg(&io)
+            .output()
+            .unwrap(),
     );
+    assert!(ok, "reference_net.py parity failed:\n{report}");
     assert!(report.contains("max abs difference"), "{report}");
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -23,6 +23,7 @@ mod movegen;
 mod moves;
 mod perft;
 mod position;
+pub mod seed;
 mod types;
 mod variant;
 mod zobrist;

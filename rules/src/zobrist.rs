@@ -1,19 +1,12 @@
 //! Zobrist keys, generated at compile time from a fixed seed so hashes are stable across
 //! runs, machines and builds (datasets may store them).
 
+use crate::seed::splitmix64;
 use crate::types::{Color, Role, Square, MAX_FILES, MAX_RANKS};
 
 const SQUARES: usize = MAX_FILES as usize * MAX_RANKS as usize;
 const PIECE_KEYS: usize = 2 * 16 * SQUARES;
 const HAND_COUNTS: usize = 8;
-
-const fn splitmix64(state: u64) -> (u64, u64) {
-    let state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (state, z ^ (z >> 31))
-}
 
 const fn keys<const N: usize>(seed: u64) -> [u64; N] {
     let mut out = [0; N];

@@ -6,11 +6,12 @@
 //! opening cancels out of the variance.
 
 use crate::players::Player;
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -270,13 +271,10 @@ impl ArenaResult {
         }
     }
 
-    /// Writes the result as pretty JSON, atomically (a temporary file, then a rename),
-    /// creating the directory if needed.
+    /// Writes the result as pretty JSON, atomically, creating the directory if needed.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = temp_beside(path)?;
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&tmp, json + "\n")?;
-        std::fs::rename(&tmp, path)
+        ninjazero_data::atomic::write_atomically(path, (json + "\n").as_bytes())
     }
 
     /// Whether [`ArenaResult::save`] could write `path`: its directory made and a file
@@ -297,9 +295,8 @@ impl ArenaResult {
                 file.display()
             )));
         }
-        let tmp = temp_beside(path)?;
-        std::fs::File::create(&tmp)?;
-        std::fs::remove_file(&tmp)
+        // Dropped uncommitted: the directory is made and the probe file removed.
+        ninjazero_data::atomic::AtomicFile::create(path).map(drop)
     }
 
     /// `A vs B: +12 =5 -3, score 0.725, Elo +168 [+71, +298] (95 %)`, and the SPRT verdict
@@ -329,10 +326,12 @@ impl ArenaResult {
 pub fn opening(start: &Position, plies: usize, seed: u64, index: usize) -> Vec<Move> {
     let mut moves = Vec::new();
     for attempt in 0..100u64 {
-        let mut rng = StdRng::seed_from_u64(
-            seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                ^ attempt.wrapping_mul(0xd1b5_4a32_d192_ed03),
-        );
+        let opening_seed = derive_seed(seed, SeedStream::Opening, index as u64 + 1);
+        let mut rng = StdRng::seed_from_u64(derive_seed(
+            opening_seed,
+            SeedStream::OpeningAttempt,
+            attempt,
+        ));
         let mut game = Game::from_position(start.clone());
         moves.clear();
         while moves.len() < plies && game.outcome().is_none() {
@@ -470,7 +469,7 @@ pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync 
 
 /// The seed a player gets before game `index` of a series (see [`Player::new_game`]).
 fn game_seed(series_seed: u64, index: usize) -> u64 {
-    series_seed ^ (index as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f)
+    derive_seed(series_seed, SeedStream::SeriesGame, index as u64 + 1)
 }
 
 /// Game `index` of a seeded series from `start`: `opening_plies` random plies, then
@@ -602,16 +601,4 @@ pub fn run_arena(
     )?;
     let pairs = collected.decided_after.unwrap_or(config.pairs);
     Ok(summarize(collected.prefix(pairs)))
-}
-
-/// The temporary file [`ArenaResult::save`] writes before renaming it to `path`, with
-/// `path`'s directory created.
-fn temp_beside(path: &Path) -> std::io::Result<PathBuf> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other(format!("{}: no file name", path.display())))?;
-    Ok(path.with_file_name(format!(".{}.tmp", name.to_string_lossy())))
 }

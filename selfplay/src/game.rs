@@ -11,6 +11,7 @@ use crate::search::{repetitions, terminal_value};
 use crate::tree::{NodeState, Puct, Tree};
 use ninjazero_data::{GameRecord, PolicyEntry, PositionRecord};
 use ninjazero_model::{move_index, BoardShape, EvalRequest, Evaluation};
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, MoveList, Position};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -59,7 +60,7 @@ pub struct SelfPlayGame {
 impl SelfPlayGame {
     /// A new game from `start`, with its own random stream derived from `seed` and `id`.
     pub fn new(id: u64, start: Position, seed: u64, config: &SearchConfig) -> SelfPlayGame {
-        let mut rng = StdRng::seed_from_u64(seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = StdRng::seed_from_u64(derive_seed(seed, SeedStream::Game, id));
         let resign_disabled = rng.random_bool(config.resign_disabled_fraction);
         let mut game = SelfPlayGame {
             id,

@@ -5,6 +5,7 @@ use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, DEFAULT_PIECE_
 use crate::config::SearchConfig;
 use crate::search::{SearchLimits, Searcher};
 use ninjazero_model::{Evaluator, Model, NetworkEvaluator, UniformEvaluator};
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Game, Move, Role, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -99,7 +100,7 @@ impl Player for RandomPlayer {
     }
 
     fn new_game(&mut self, seed: u64) {
-        self.rng = StdRng::seed_from_u64(self.seed ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        self.rng = StdRng::seed_from_u64(derive_seed(self.seed, SeedStream::Game, seed));
     }
 }
 

@@ -328,8 +328,8 @@ fn sprt_verdicts() {
 
 #[test]
 fn results_round_trip_through_json() {
-    let dir = std::env::temp_dir().join(format!("ninjazero-arena-{}", std::process::id()));
-    let path = dir.join("arena/gen-0001-vs-0000.json");
+    let tmp = ninjazero_testkit::temp_dir();
+    let path = tmp.path().join("arena/gen-0001-vs-0000.json");
     let games = synthetic(&[("1-0", "1/2-1/2"), ("0-1", "1-0")]);
     let result =
         ArenaResult::from_games("chess", "A", "B", games, Some(&SprtConfig::new(0.0, 10.0)));
@@ -357,7 +357,6 @@ fn results_round_trip_through_json() {
         1,
         "no temporary file is left: {leftovers:?}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -10,6 +10,7 @@ use ninjazero_selfplay::{
     parse_player, play_dataset, play_player_dataset, run_selfplay, PlayerGamesOptions, RootSearch,
     RunStats, SearchConfig, SelfPlayGame, SelfPlayOptions,
 };
+use ninjazero_testkit::temp_dir;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -83,13 +84,6 @@ fn search_finds_a_mate_in_one_through_terminal_values() {
     }
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ninjazero-selfplay-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 fn options(variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> SelfPlayOptions {
     SelfPlayOptions {
         start: Position::start(variant),
@@ -145,7 +139,8 @@ fn moves_by_game(dir: &Path, variant: Variant) -> Vec<(u64, Vec<String>)> {
 fn the_same_seed_gives_the_same_games() {
     let variant = Variant::InsaneNinjaDrops;
     let config = quiet_config();
-    let (a, b, c) = (temp_dir("seed-a"), temp_dir("seed-b"), temp_dir("seed-c"));
+    let tmp = temp_dir();
+    let [a, b, c] = ["seed-a", "seed-b", "seed-c"].map(|name| tmp.path().join(name));
     run(&a, variant, 5, 7, &config);
     run(&b, variant, 5, 7, &config);
     run(&c, variant, 5, 8, &config);
@@ -153,9 +148,6 @@ fn the_same_seed_gives_the_same_games() {
     assert_eq!(games.len(), 5);
     assert_eq!(games, moves_by_game(&b, variant));
     assert_ne!(games, moves_by_game(&c, variant));
-    for dir in [a, b, c] {
-        std::fs::remove_dir_all(dir).unwrap();
-    }
 }
 
 #[test]
@@ -165,7 +157,8 @@ fn a_restarted_run_adds_only_the_missing_games() {
         root_search: RootSearch::Gumbel,
         ..quiet_config()
     };
-    let dir = temp_dir("restart");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("restart");
     assert_eq!(run(&dir, variant, 3, 1, &config), 3);
     let killed = dir.join("games-killed.arrow.tmp");
     std::fs::write(&killed, b"half a file").unwrap();
@@ -187,14 +180,12 @@ fn a_restarted_run_adds_only_the_missing_games() {
         }
     }
     // Same seed as a single uninterrupted run of 5 games.
-    let single = temp_dir("restart-single");
+    let single = tmp.path().join("restart-single");
     run(&single, variant, 5, 1, &config);
     assert_eq!(
         moves_by_game(&dir, variant),
         moves_by_game(&single, variant)
     );
-    std::fs::remove_dir_all(dir).unwrap();
-    std::fs::remove_dir_all(single).unwrap();
 }
 
 /// With uniform priors neither colour may be favoured by the search itself (an early
@@ -202,7 +193,8 @@ fn a_restarted_run_adds_only_the_missing_games() {
 #[test]
 fn model_free_self_play_favours_neither_colour() {
     let variant = Variant::Chess;
-    let dir = temp_dir("colours");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("colours");
     let config = SearchConfig {
         max_plies: 200,
         ..SearchConfig::default()
@@ -237,7 +229,6 @@ fn model_free_self_play_favours_neither_colour() {
         "White/draw/Black {:?}",
         stats.results
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -304,7 +295,8 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
         };
         play_player_dataset(dir, &options, &make, threads, policy, "{}".into(), &|_| {}).unwrap()
     };
-    let (two, one) = (temp_dir("player-two"), temp_dir("player-one"));
+    let tmp = temp_dir();
+    let [two, one] = ["player-two", "player-one"].map(|name| tmp.path().join(name));
     assert_eq!(play(&two, 6, 2), 6);
     assert_eq!(play(&one, 4, 1), 4);
     // A rerun plays only the missing games.
@@ -340,15 +332,13 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
             }
         }
     }
-    for dir in [two, one] {
-        let _ = std::fs::remove_dir_all(dir);
-    }
 }
 
 #[test]
 fn a_dataset_of_another_variant_or_seed_is_not_continued() {
     let config = quiet_config();
-    let dir = temp_dir("foreign");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("foreign");
     assert_eq!(run(&dir, Variant::Chess, 2, 1, &config), 2);
     let chess_files = dataset_files(&dir).unwrap();
     let played = std::cell::Cell::new(false);
@@ -366,14 +356,14 @@ fn a_dataset_of_another_variant_or_seed_is_not_continued() {
     assert!(err.to_string().contains("seed 1, this run has 2"), "{err}");
     assert!(!played.get(), "refused before any game");
     assert_eq!(dataset_files(&dir).unwrap(), chess_files);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn two_writers_on_one_directory_store_each_game_once() {
     let variant = Variant::Ninjutsu;
     let config = quiet_config();
-    let dir = temp_dir("two-writers");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("two-writers");
     let games = 8;
     let options = options(variant, games, 3, &config);
     let barrier = std::sync::Barrier::new(2);
@@ -407,14 +397,14 @@ fn two_writers_on_one_directory_store_each_game_once() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..games).collect::<Vec<_>>());
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn with_no_flush_delay_every_finished_game_is_on_disk_at_the_next_step() {
     let variant = Variant::Ninjutsu;
     let config = quiet_config();
-    let dir = temp_dir("flush-now");
+    let tmp = temp_dir();
+    let dir = tmp.path().join("flush-now");
     let options = options(variant, 6, 4, &config);
     let policy = FlushPolicy {
         games_per_file: 64,
@@ -430,7 +420,7 @@ fn with_no_flush_delay_every_finished_game_is_on_disk_at_the_next_step() {
     assert_eq!(stats.games, 6);
     assert!(checked.get() > 0);
     // With only the count, the games wait for the end of the run.
-    let by_count = temp_dir("flush-by-count");
+    let by_count = tmp.path().join("flush-by-count");
     let policy = FlushPolicy {
         games_per_file: 64,
         max_age: Some(Duration::from_secs(3600)),
@@ -440,16 +430,14 @@ fn with_no_flush_delay_every_finished_game_is_on_disk_at_the_next_step() {
     })
     .unwrap();
     assert_eq!(finished_game_ids(&by_count).unwrap().len(), 6);
-    for d in [dir, by_count] {
-        std::fs::remove_dir_all(d).unwrap();
-    }
 }
 
 #[test]
 fn an_unwritable_output_is_refused_before_any_game() {
     let config = quiet_config();
     let options = options(Variant::Chess, 2, 1, &config);
-    let parent = temp_dir("unwritable");
+    let tmp = temp_dir();
+    let parent = tmp.path().join("unwritable");
     std::fs::write(&parent, b"a file where a directory should be").unwrap();
     let mut outputs = vec![parent.join("data")];
     // A directory that takes no new files, even for root.

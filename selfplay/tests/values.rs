@@ -11,6 +11,7 @@ use ninjazero_selfplay::values::matches::{
 use ninjazero_selfplay::values::probe::probe;
 use ninjazero_selfplay::values::regression::outcome_regression;
 use ninjazero_selfplay::values::{verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES};
+use ninjazero_testkit::random_positions;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -244,18 +245,7 @@ fn the_probe_reads_back_an_evaluators_material_values() {
     // The model-free evaluator's score is sigmoid(2/5 * material in rough Pawns), so its
     // log-odds drop is proportional to the value taken off: the probe must return the
     // rough values (Knight and Bishop 3, Rook 5, Queen 9).
-    let mut rng = StdRng::seed_from_u64(4);
-    let mut positions = Vec::new();
-    let mut game = ninjazero_rules::Game::new(Variant::Chess);
-    while positions.len() < 60 {
-        let moves = game.position().legal_moves();
-        if moves.is_empty() || game.moves().len() > 30 {
-            game = ninjazero_rules::Game::new(Variant::Chess);
-            continue;
-        }
-        game.play_unchecked(moves[rng.random_range(0..moves.len())]);
-        positions.push(game.position().clone());
-    }
+    let positions = random_positions(Variant::Chess, 2, 30..31, 4);
     let mut evaluator = UniformEvaluator::default();
     let kinds = PieceKind::of_variant(Variant::Chess);
     let measured = probe(&mut evaluator, &positions, &kinds, 100, 1, &|_, _| {}).unwrap();

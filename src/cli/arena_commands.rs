@@ -1,10 +1,10 @@
 //! `arena`: two players over paired openings, with score, Elo and an optional SPRT.
 
 use super::numbers::{whole, MAX_THREADS};
-use super::{available_threads, parse_variant, CliResult};
+use super::{available_threads, parse_variant, progress_bar, CliResult};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_model::parse_device;
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
 use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use std::path::PathBuf;
@@ -74,7 +74,7 @@ pub fn run(args: ArenaArgs) -> CliResult {
             &args.b,
             args.variant,
             args.device,
-            args.seed ^ 0x5bd1_e995_5bd1_e995,
+            derive_seed(args.seed, SeedStream::SecondPlayer, 1),
         )
     };
     if let Some(path) = &args.out {
@@ -92,10 +92,9 @@ pub fn run(args: ArenaArgs) -> CliResult {
         seed: args.seed,
         sprt: args.sprt,
     };
-    let bar = ProgressBar::new(2 * args.pairs as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games, {elapsed} elapsed | {msg}")
-            .map_err(|e| e.to_string())?,
+    let bar = progress_bar(
+        2 * args.pairs as u64,
+        "{bar:30} {pos}/{len} games, {elapsed} elapsed | {msg}",
     );
     bar.set_message(format!("{} vs {}", args.a, args.b));
     let result = run_arena(

@@ -3,9 +3,8 @@
 //! every input run under `catch_unwind`, and any panic reported with its input.
 
 use super::numbers::whole;
-use super::CliResult;
+use super::{progress_bar, CliResult};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_rules::{Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -27,9 +26,9 @@ const ALPHABET: &[u8] = b"KQRBNPMGWIJLCSYkqrbnpmgwijlcsy*/0123456789 -wbabcdefgh
 pub fn run(args: FuzzArgs) -> CliResult {
     let mut rng = StdRng::seed_from_u64(args.seed);
     let corpus = seed_corpus(&mut rng);
-    let bar = ProgressBar::new(args.inputs).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} inputs, {per_sec}, eta {eta} {msg}")
-            .map_err(|e| e.to_string())?,
+    let bar = progress_bar(
+        args.inputs,
+        "{bar:40} {pos}/{len} inputs, {per_sec}, eta {eta} {msg}",
     );
     let default_hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));

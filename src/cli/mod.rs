@@ -136,22 +136,23 @@ pub fn load_evaluator(
     Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
 }
 
-/// A progress bar for one stage: `what`, the bar, done/total and a message.
-pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let style = indicatif::ProgressStyle::with_template(&format!(
-        "{what:>9} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{msg}}"
-    ))
-    .expect("a valid template");
+/// A progress bar of `len` steps drawn by `template` (indicatif's syntax; the templates are
+/// the program's own, so a bad one is a bug).
+pub fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template(template).expect("a valid template");
     indicatif::ProgressBar::new(len).with_style(style)
 }
 
-/// Writes a file through a temporary file and a rename (creating its directory), so that
-/// a killed command never leaves half a file.
+/// A progress bar for one stage: `what`, the bar, done/total and a message.
+pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    progress_bar(
+        len,
+        &format!("{what:>9} {{bar:30}} {{pos}}/{{len}} {{elapsed}} {{msg}}"),
+    )
+}
+
+/// [`ninjazero_data::atomic::write_atomically`] with the error put into words for the user.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    ninjazero_data::atomic::write_atomically(path, bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -19,6 +19,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
+use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
 use ninjazero_selfplay::players::parse_player;
@@ -389,7 +390,7 @@ fn self_play(
         start: Position::start(variant),
         games: config.selfplay_games,
         concurrency: config.concurrency,
-        seed: config.seed ^ u64::from(generation) << 32,
+        seed: derive_seed(config.seed, SeedStream::Generation, generation.into()),
         config: config.search.clone(),
         model_id,
     };
@@ -668,15 +669,14 @@ mod tests {
 
     #[test]
     fn a_run_refuses_other_settings_and_continues_with_its_own() {
-        let dir = std::env::temp_dir().join(format!("ninjazero-run-toml-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let run = dir.to_str().expect("a UTF-8 temporary path");
+        let tmp = ninjazero_testkit::temp_dir();
+        let dir = tmp.path();
+        let run = ninjazero_testkit::text(dir);
         let load = |extra: &[&str]| {
             let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
             let (args, matches) = parse(&options);
-            load_or_create_config(&dir, &args, &matches)
+            load_or_create_config(dir, &args, &matches)
         };
-        std::fs::create_dir_all(&dir).unwrap();
         let created = load(&["--variant", "chess", "--seed", "0"]).unwrap();
         assert_eq!((created.variant.as_str(), created.seed), ("chess", 0));
 
@@ -701,6 +701,5 @@ mod tests {
         let extended = load(&["--generations", "5"]).unwrap();
         assert_eq!(extended.generations, 5);
         assert_eq!(load(&[]).unwrap(), extended);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

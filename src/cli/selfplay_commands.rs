@@ -1,9 +1,8 @@
 //! `selfplay` and `data`: producing and looking at datasets.
 
 use super::numbers::{real, whole, MAX_THREADS};
-use super::{load_evaluator, parse_variant, stage_bar, CliResult};
+use super::{load_evaluator, parse_variant, progress_bar, stage_bar, CliResult};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_data::{
     existing_dataset_files, export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS,
 };
@@ -177,11 +176,9 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
     // What the games depend on: a restart must use the same (concurrency only sets the
     // pace, as each game has its own random stream, so it is not recorded).
     let settings = serde_json::json!({ "search": config });
-    let bar = ProgressBar::new(args.games).with_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
-        )
-        .map_err(|e| e.to_string())?,
+    let bar = progress_bar(
+        args.games,
+        "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
     );
     let show = |already: u64, stats: &RunStats| {
         bar.set_position(already + stats.games);

@@ -2,9 +2,8 @@
 //! the same loop in PyTorch).
 
 use super::numbers::{real, whole, MAX_THREADS};
-use super::{parse_variant, CliResult};
+use super::{parse_variant, progress_bar, CliResult};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use ninjazero_model::{parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
 use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
@@ -104,11 +103,9 @@ pub fn run_train(args: TrainArgs) -> CliResult {
     if let Some(seed) = args.seed {
         config.seed = seed;
     }
-    let bar = ProgressBar::new(config.steps).with_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} steps, {elapsed} elapsed, eta {eta} | {msg}",
-        )
-        .map_err(|e| e.to_string())?,
+    let bar = progress_bar(
+        config.steps,
+        "{bar:30} {pos}/{len} steps, {elapsed} elapsed, eta {eta} | {msg}",
     );
     let result = train(
         args.variant,

@@ -126,11 +126,9 @@ pub fn run(args: ValuesArgs) -> CliResult {
         .filter_map(|r| r.estimates.as_ref().ok())
         .flat_map(|m| m.estimates.iter().cloned())
         .collect();
-    std::fs::write(out.join("values.csv"), csv(variant, &estimates))
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    super::write_atomically(&out.join("values.csv"), csv(variant, &estimates).as_bytes())?;
     let report = markdown(variant, &args, &games, &runs, &estimates);
-    std::fs::write(out.join("values.md"), &report)
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    super::write_atomically(&out.join("values.md"), report.as_bytes())?;
     plot(&out.join("values.png"), variant, &kinds, &estimates)?;
     println!("{report}");
     println!(

@@ -51,6 +51,7 @@ pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
 use loader::{BatchSource, Loader};
 use metrics::{truncate_metrics, MetricsWriter};
+use ninjazero_data::atomic::AtomicFile;
 use ninjazero_model::{Model, ModelError};
 use ninjazero_rules::Variant;
 use state::{JobSettings, TrainState};
@@ -290,15 +291,8 @@ fn check_outputs(out: &Path, work_dir: &Path) -> Result<(), TrainError> {
         .unwrap_or(Path::new("."));
     for dir in [parent, work_dir] {
         std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
-        // Creating a file is the only reliable test (permissions, read-only mounts, ...).
-        let probe = dir.join(format!(".write-probe.{}.tmp", std::process::id()));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&probe)
+        ninjazero_data::atomic::check_writable(dir)
             .map_err(|e| bad(dir, format!("cannot write here: {e}")))?;
-        let _ = std::fs::remove_file(&probe);
     }
     Ok(())
 }
@@ -595,13 +589,17 @@ pub fn train_with_control(
 
     let records = metrics::read_metrics(&metrics_path);
     if !records.is_empty() {
-        let tmp = work_dir.join(format!("loss.{}.tmp.png", std::process::id()));
-        metrics::plot_metrics(&records, &tmp)?;
-        std::fs::rename(&tmp, work_dir.join(PLOT_FILE))
-            .map_err(|e| TrainError::io(&work_dir.join(PLOT_FILE), e))?;
+        let plot = work_dir.join(PLOT_FILE);
+        // The plotting library picks the image format by the extension.
+        let file =
+            AtomicFile::create_keeping_extension(&plot).map_err(|e| TrainError::io(&plot, e))?;
+        metrics::plot_metrics(&records, file.path())?;
+        file.commit().map_err(|e| TrainError::io(&plot, e))?;
     }
     trainer.model.meta.training_step = state.init_training_step + state.step;
-    save_model_atomically(&trainer.model, out, state.step)?;
+    ensure_finite(state.step, &trainer.model, None)?;
+    // Each file atomically, the sidecar first (see Model::save).
+    trainer.model.save(out)?;
 
     let tail = &records[records.len().saturating_sub(10)..];
     let mean = |f: fn(&MetricsRecord) -> f64| {
@@ -639,34 +637,4 @@ fn checkpoint_step(state: &TrainState) -> u64 {
         .strip_prefix("ckpt-")
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
-}
-
-/// Saves `model` to `out` (and its sidecar) through a temporary directory beside it and
-/// renames, so a reader never sees a partial file; refuses non-finite weights.
-fn save_model_atomically(model: &Model, out: &Path, step: u64) -> Result<(), TrainError> {
-    ensure_finite(step, model, None)?;
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| TrainError::io(parent, e))?;
-    let name = out.file_name().ok_or_else(|| {
-        TrainError::Config(format!("output path {} has no file name", out.display()))
-    })?;
-    let tmp_dir = parent.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp_dir);
-    std::fs::create_dir_all(&tmp_dir).map_err(|e| TrainError::io(&tmp_dir, e))?;
-    let tmp_model = tmp_dir.join(name);
-    model.save(&tmp_model)?;
-    let tmp_sidecar = ninjazero_model::checkpoint::sidecar_path(&tmp_model);
-    let sidecar = ninjazero_model::checkpoint::sidecar_path(out);
-    // The sidecar first: a reader that finds the weights finds their description.
-    std::fs::rename(&tmp_sidecar, &sidecar).map_err(|e| TrainError::io(&sidecar, e))?;
-    std::fs::rename(&tmp_model, out).map_err(|e| TrainError::io(out, e))?;
-    let _ = std::fs::remove_dir_all(&tmp_dir);
-    Ok(())
 }

@@ -12,6 +12,7 @@
 use crate::window::Samples;
 use crate::TrainError;
 use ninjazero_model::{encode_position, policy_len, BoardShape};
+use ninjazero_rules::seed::{derive_seed, splitmix64, SeedStream};
 use ninjazero_rules::{Position, Variant};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -39,11 +40,9 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let (state, value) = splitmix64(self.0);
+        self.0 = state;
+        value
     }
 
     /// Uniform in `0..n` (multiply-shift; the bias is below 2^-32 for any window size).
@@ -54,7 +53,7 @@ impl SplitMix64 {
 
 /// The shuffle of epoch `epoch`.
 pub(crate) fn permutation(seed: u64, epoch: u64, n: usize) -> Vec<u32> {
-    let mut rng = SplitMix64(seed ^ epoch.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut rng = SplitMix64(derive_seed(seed, SeedStream::Epoch, epoch));
     rng.next_u64();
     let mut perm: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
@@ -360,6 +359,7 @@ impl Drop for Loader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::synthetic::{random_game, FullSearch};
 
     #[test]
     fn permutations_are_deterministic_and_complete() {
@@ -375,7 +375,8 @@ mod tests {
     #[test]
     fn a_batch_that_cannot_be_allocated_is_an_error_from_the_loader() {
         let variant = Variant::InsaneNinja;
-        let game = crate::synthetic::random_game(variant, 0, 8, &mut SplitMix64(1));
+        let start = Position::start(variant);
+        let game = random_game(&start, 0, 8, FullSearch::Random, &mut SplitMix64(1));
         let samples = Samples::from_game(variant, &game, 0).unwrap();
         let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3));
         assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);

@@ -18,7 +18,6 @@ use crate::SettingChange;
 use crate::TrainError;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub(crate) const STATE_FILE: &str = "state.json";
@@ -160,24 +159,9 @@ impl TrainState {
     }
 }
 
-/// Writes `bytes` to `path` through a synced temporary file and a rename.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let tmp = tmp_path(path);
-    let write = || -> std::io::Result<()> {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        sync_dir(path.parent());
-        Ok(())
-    };
-    write().map_err(|e| TrainError::io(path, e))
-}
-
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.tmp", std::process::id()));
-    path.with_file_name(name)
+/// [`ninjazero_data::atomic::write_atomically`], its error naming `path`.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
+    ninjazero_data::atomic::write_atomically(path, bytes).map_err(|e| TrainError::io(path, e))
 }
 
 fn sync_dir(dir: Option<&Path>) {
@@ -241,13 +225,12 @@ pub(crate) fn remove_stale(work_dir: &Path, keep: &str) -> Result<(), TrainError
     let entries = fs::read_dir(work_dir).map_err(|e| TrainError::io(work_dir, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
         if name.starts_with("ckpt-") && name != keep {
-            remove_dir_if_present(&path)?;
-        } else if name.ends_with(".tmp") && path.is_file() {
-            let _ = fs::remove_file(&path);
+            remove_dir_if_present(&entry.path())?;
         }
     }
+    // Best effort: a temporary file left over does no harm.
+    let _ = ninjazero_data::atomic::remove_tmp_files(work_dir);
     Ok(())
 }
 

@@ -8,11 +8,8 @@ use ninjazero_rules::{Color, Position, Variant};
 use std::path::{Path, PathBuf};
 
 /// Writes `games` games of random legal moves (at most `max_plies` each) to `dir`,
-/// `games_per_file` per file, and returns the files written.
-///
-/// Every other position (at random) has a "full search" whose policy puts half its mass
-/// on the move played and spreads the rest over up to 7 other legal moves; the winner is
-/// the rules' result when the game ended, else drawn at random.
+/// `games_per_file` per file, and returns the files written: [`random_game`]s from the start
+/// position, with a full search at random.
 pub fn write_random_games(
     dir: &Path,
     variant: Variant,
@@ -29,9 +26,11 @@ pub fn write_random_games(
     };
     let mut writer = DatasetWriter::create(dir, meta, games_per_file)?;
     let mut rng = SplitMix64(seed);
+    let start = Position::start(variant);
     for g in 0..games {
         let game_id = seed.wrapping_mul(1_000_003).wrapping_add(g as u64);
-        writer.add_game(random_game(variant, game_id, max_plies, &mut rng))?;
+        let game = random_game(&start, game_id, max_plies, FullSearch::Random, &mut rng);
+        writer.add_game(game)?;
     }
     let mut files = writer.files_written().to_vec();
     let buffered = writer.buffered_games() > 0;
@@ -43,15 +42,30 @@ pub fn write_random_games(
     Ok(files)
 }
 
-/// One game of random legal moves with synthetic targets.
+/// Which positions of a [`random_game`] have a full search (and so a policy target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FullSearch {
+    /// One in two, at random.
+    Random,
+    /// Those at even plies: a count known in advance, for tests. The moves are the same as
+    /// with `Random`.
+    EvenPlies,
+}
+
+/// One game of random legal moves from `start` (a position with a legal move; at most
+/// `max_plies`) with synthetic
+/// targets: a full search's policy puts half its mass on the move played and spreads the
+/// rest over up to 7 other legal moves; the winner is the rules' result when the game
+/// ended, else drawn at random.
 pub fn random_game(
-    variant: Variant,
+    start: &Position,
     game_id: u64,
     max_plies: u16,
+    searches: FullSearch,
     rng: &mut SplitMix64,
 ) -> GameRecord {
+    let variant = start.variant();
     let shape = BoardShape::of(variant);
-    let start = Position::start(variant);
     let mut pos = start.clone();
     let mut positions = Vec::new();
     let mut winner = None;
@@ -64,7 +78,11 @@ pub fn random_game(
         }
         let moves: Vec<_> = pos.legal_moves().iter().copied().collect();
         let chosen = moves[rng.below(moves.len())];
-        let full_search = rng.next_u64() % 2 == 0;
+        let coin = rng.next_u64() % 2 == 0;
+        let full_search = match searches {
+            FullSearch::Random => coin,
+            FullSearch::EvenPlies => ply % 2 == 0,
+        };
         let policy = if full_search {
             let others: Vec<_> = moves.iter().filter(|&&m| m != chosen).take(7).collect();
             let mut entries = vec![PolicyEntry {
@@ -98,10 +116,11 @@ pub fn random_game(
         });
         pos.play_unchecked(chosen);
     }
-    if positions.is_empty() {
-        // The start position is never terminal; keep the type's invariant anyway.
-        unreachable!("a start position has legal moves");
-    }
+    // A game is stored as its positions' rows.
+    assert!(
+        !positions.is_empty(),
+        "a synthetic game starts from a position with a move"
+    );
     if termination == "adjudication" {
         winner = match rng.below(3) {
             0 => Some(Color::White),

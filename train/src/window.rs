@@ -537,27 +537,21 @@ pub(crate) fn load_window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::random_game;
+    use crate::synthetic::{random_game, FullSearch};
     use crate::{SplitMix64, TrainConfig};
     use ninjazero_data::{DatasetWriter, FileMeta};
+    use ninjazero_testkit::temp_dir;
     use std::time::{Duration, SystemTime};
 
     const VARIANT: Variant = Variant::InsaneNinja;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "ninjazero-window-test-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     /// Games of random legal moves with the given ids.
     fn games(ids: impl IntoIterator<Item = u64>) -> Vec<GameRecord> {
         ids.into_iter()
-            .map(|id| random_game(VARIANT, id, 12, &mut SplitMix64(id)))
+            .map(|id| {
+                let start = Position::start(VARIANT);
+                random_game(&start, id, 12, FullSearch::Random, &mut SplitMix64(id))
+            })
             .collect()
     }
 
@@ -606,7 +600,8 @@ mod tests {
 
     #[test]
     fn touching_a_file_leaves_the_window_alone() {
-        let dir = temp_dir("touch");
+        let tmp = temp_dir();
+        let dir = tmp.path().to_path_buf();
         let all = games(0..8);
         let files = write_files(
             &dir,
@@ -627,12 +622,12 @@ mod tests {
         assert_eq!(take(&dirs, 30, &mut index), (snapshot.clone(), samples));
         let mut fresh = DataIndex::default();
         assert_eq!(take(&dirs, 30, &mut fresh).0, snapshot);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn the_same_games_in_other_files_give_the_same_window() {
-        let dir = temp_dir("split");
+        let tmp = temp_dir();
+        let dir = tmp.path().to_path_buf();
         let (one, split) = (dir.join("one"), dir.join("split"));
         let all = games(0..8);
         write_files(&one, std::slice::from_ref(&all));
@@ -648,12 +643,12 @@ mod tests {
         assert_eq!(b.files.len(), 2, "the window spans both files");
         // A resumed job rebuilds the same positions from the snapshot.
         assert_eq!(load_window(VARIANT, &b).unwrap(), samples_b);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn later_directories_are_newer_whatever_their_ids() {
-        let dir = temp_dir("generations");
+        let tmp = temp_dir();
+        let dir = tmp.path().to_path_buf();
         let (old, new) = (dir.join("gen-0"), dir.join("gen-1"));
         write_files(&old, &[games(100..104)]);
         write_files(&new, &[games(0..4)]);
@@ -662,12 +657,12 @@ mod tests {
         assert!(snapshot.files.iter().all(|f| f.generation == 1));
         let last = &games([3])[0].positions;
         assert_eq!(samples.fen(19), last[last.len() - 1].fen);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn a_game_id_twice_in_a_directory_is_refused() {
-        let dir = temp_dir("duplicate");
+        let tmp = temp_dir();
+        let dir = tmp.path().to_path_buf();
         write_files(&dir, &[games(0..3), games(2..5)]);
         let config = TrainConfig::preset("demo").unwrap();
         let err = take_window(
@@ -682,6 +677,5 @@ mod tests {
             matches!(&err, TrainError::Data(m) if m.contains("game 2 is in both")),
             "{err}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -3,8 +3,9 @@
 
 use ninjazero_data::{read_games, DatasetWriter, FileMeta};
 use ninjazero_model::{Model, Preset};
-use ninjazero_rules::Variant;
-use ninjazero_train::synthetic::{random_game, write_random_games};
+use ninjazero_rules::{Position, Variant};
+use ninjazero_testkit::temp_dir;
+use ninjazero_train::synthetic::{random_game, write_random_games, FullSearch};
 use ninjazero_train::{
     read_metrics, train, train_with_control, OptimizerKind, RunControl, Schedule, SplitMix64,
     TrainConfig, TrainError, TrainReport, METRICS_FILE, PLOT_FILE,
@@ -13,16 +14,6 @@ use std::path::{Path, PathBuf};
 use tch::Device;
 
 const VARIANT: Variant = Variant::InsaneNinja;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ninjazero-train-test-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A tiny freshly initialised network saved as `DIR/init.safetensors`.
 fn init_model(dir: &Path) -> PathBuf {
@@ -68,10 +59,11 @@ fn assert_same_weights(a: &Path, b: &Path) {
 
 #[test]
 fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
-    let dir = temp_dir("overfit");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("models/trained.safetensors");
     let work = dir.join("work");
     let config = TrainConfig {
@@ -184,15 +176,15 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     assert_eq!(trained.meta.training_step, 80);
     assert_eq!(trained.meta.parent.as_deref(), Some("init.safetensors"));
     assert!(!weights(&out)[0].1.equal(&weights(&init)[0].1));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn resume_after_a_kill_gives_the_same_weights() {
-    let dir = temp_dir("resume");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 6, 20, 2, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     for optimizer in [
         OptimizerKind::Sgd { momentum: 0.9 },
         OptimizerKind::AdamW {
@@ -301,12 +293,12 @@ fn resume_after_a_kill_gives_the_same_weights() {
             .collect();
         assert_eq!(checkpoints, vec!["ckpt-00000020".to_string()]);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
-    let dir = temp_dir("foreign");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 3, 12, 4, 3).unwrap();
     let ours: usize = read_games(&data, Some(VARIANT))
@@ -324,7 +316,13 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
     let mut writer = DatasetWriter::create(&data, meta, 10).unwrap();
     let mut rng = SplitMix64(9);
     writer
-        .add_game(random_game(Variant::Chess, 900, 12, &mut rng))
+        .add_game(random_game(
+            &Position::start(Variant::Chess),
+            900,
+            12,
+            FullSearch::Random,
+            &mut rng,
+        ))
         .unwrap();
     writer.finish().unwrap();
     let chess_file = std::fs::read_dir(&data)
@@ -335,7 +333,7 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
     let corrupt = data.join("games-99999999-0-0.arrow");
     std::fs::write(&corrupt, b"not an arrow file").unwrap();
 
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let report = train(
         VARIANT,
         &[data],
@@ -369,15 +367,15 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
             s.reason
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_data_dir_without_usable_files_is_an_error() {
-    let dir = temp_dir("empty");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let err = train(
         VARIANT,
         &[data],
@@ -390,7 +388,6 @@ fn a_data_dir_without_usable_files_is_an_error() {
     )
     .unwrap_err();
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every tensor of a safetensors file is finite.
@@ -413,10 +410,11 @@ fn current_checkpoint(work: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
-    let dir = temp_dir("nan");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("out.safetensors");
     let work = dir.join("work");
     let config = TrainConfig {
@@ -460,12 +458,12 @@ fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
         "no metrics line for the failed step"
     );
     assert!(records.iter().all(|r| r.stats.loss.is_finite()));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_checkpoint_with_non_finite_weights_is_never_written() {
-    let dir = temp_dir("nan-init");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
     let model = Model::new(VARIANT, &Preset::Tiny.config(), Device::Cpu);
@@ -490,15 +488,15 @@ fn a_checkpoint_with_non_finite_weights_is_never_written() {
         "{err}"
     );
     assert!(!work.join("state.json").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_work_dir_resumes_only_the_job_with_its_settings() {
-    let dir = temp_dir("settings");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 12, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let out = dir.join("out.safetensors");
     let work = dir.join("work");
     let run = |config: &TrainConfig, data_dirs: &[PathBuf], control: &RunControl| {
@@ -590,16 +588,19 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
         assert_eq!(na, nb);
         assert!(ta.equal(tb), "{na}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn the_same_games_in_other_files_train_the_same_model() {
-    let dir = temp_dir("files");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let (one, split) = (dir.join("one"), dir.join("split"));
     let mut rng = SplitMix64(3);
     let games: Vec<_> = (0..6)
-        .map(|id| random_game(VARIANT, id, 12, &mut rng))
+        .map(|id| {
+            let start = Position::start(VARIANT);
+            random_game(&start, id, 12, FullSearch::Random, &mut rng)
+        })
         .collect();
     let meta = FileMeta {
         variant: VARIANT,
@@ -620,7 +621,7 @@ fn the_same_games_in_other_files_train_the_same_model() {
             writer.finish().unwrap();
         }
     }
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let config = TrainConfig {
         min_window: 40,
         max_window: 40,
@@ -641,7 +642,6 @@ fn the_same_games_in_other_files_train_the_same_model() {
         assert_eq!(report.window_positions, 40);
     }
     assert_same_weights(&dir.join("one.safetensors"), &dir.join("split.safetensors"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Where the machine's memory size is known (elsewhere the loader reports the failed
@@ -649,10 +649,11 @@ fn the_same_games_in_other_files_train_the_same_model() {
 #[test]
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn an_absurd_batch_size_is_an_error_not_a_panic() {
-    let dir = temp_dir("batch");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let err = train(
         VARIANT,
         &[data],
@@ -678,16 +679,16 @@ fn an_absurd_batch_size_is_an_error_not_a_panic() {
         "{err}"
     );
     assert!(err.to_string().contains("batch size 100000000"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn outputs_are_checked_before_any_work() {
-    let dir = temp_dir("outputs");
+    let tmp = temp_dir();
+    let dir = tmp.path();
     // No data at all: reading it would fail with NoData, so each error below comes first.
     let data = dir.join("empty");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(&dir);
+    let init = init_model(dir);
     let run = |out: &Path, work: &Path| {
         train(
             VARIANT,
@@ -733,5 +734,4 @@ fn outputs_are_checked_before_any_work() {
     // Valid paths: now the missing data is the error.
     let err = run(&dir.join("out.safetensors"), &work);
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,129 @@
+//! What the workspace's tests share (a dev-dependency only): temporary directories, seeded
+//! random positions and games, the project's Python, and running the `ninjazero` binary.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use ninjazero_data::GameRecord;
+use ninjazero_rules::{Position, Variant};
+use ninjazero_train::synthetic::{random_game as synthetic_game, FullSearch};
+use ninjazero_train::SplitMix64;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+pub use tempfile::TempDir;
+
+/// A new empty directory, removed with everything in it when the value is dropped.
+pub fn temp_dir() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("ninjazero-test-")
+        .tempdir()
+        .expect("a temporary directory")
+}
+
+/// `path` as text, for a command line (temporary paths are UTF-8).
+pub fn text(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Positions from `games` seeded random games of `variant`, each of a length drawn from
+/// `plies` (shorter if it ends): every position a move is played from, the start included.
+pub fn random_positions(
+    variant: Variant,
+    games: usize,
+    plies: Range<usize>,
+    seed: u64,
+) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut positions = Vec::new();
+    for _ in 0..games {
+        let mut pos = Position::start(variant);
+        for _ in 0..rng.random_range(plies.clone()) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            positions.push(pos.clone());
+            pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+    }
+    positions
+}
+
+/// A seeded game of exactly `plies` random legal moves from `start`, with the synthetic
+/// search targets of [`ninjazero_train::synthetic::random_game`], a full search at every
+/// even ply (so a test knows their count). Panics if the game ends sooner.
+pub fn random_game(start: &Position, game_id: u64, plies: u16, seed: u64) -> GameRecord {
+    let mut rng = SplitMix64(seed);
+    let game = synthetic_game(start, game_id, plies, FullSearch::EvenPlies, &mut rng);
+    assert_eq!(
+        game.positions.len(),
+        usize::from(plies),
+        "game {game_id} ended early"
+    );
+    game
+}
+
+/// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), for tests against
+/// the PyTorch and pyarrow references.
+pub fn venv_python() -> PathBuf {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    assert!(
+        python.exists(),
+        "run scripts/setup.sh first: {} is missing",
+        python.display()
+    );
+    python
+}
+
+/// A program under test. The `ninjazero` binary's path is known only to the root package's
+/// own tests: `Binary(env!("CARGO_BIN_EXE_ninjazero"))`.
+#[derive(Clone, Copy, Debug)]
+pub struct Binary(pub &'static str);
+
+impl Binary {
+    /// A command that runs the program with `args`.
+    pub fn command<S: AsRef<OsStr>>(self, args: &[S]) -> Command {
+        let mut command = Command::new(self.0);
+        command.args(args);
+        command
+    }
+
+    /// Runs the program with `args` and nothing on its standard input.
+    pub fn output<S: AsRef<OsStr>>(self, args: &[S]) -> Output {
+        self.command(args).output().expect("the binary starts")
+    }
+
+    /// Runs the program with `args`: whether it succeeded, and its stdout then its stderr.
+    pub fn run<S: AsRef<OsStr>>(self, args: &[S]) -> (bool, String) {
+        outcome(self.output(args))
+    }
+
+    /// Runs the program with `args` and `input` on its standard input.
+    pub fn output_with_input<S: AsRef<OsStr>>(self, args: &[S], input: &str) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        child
+            .stdin
+            .take()
+            .expect("a piped stdin")
+            .write_all(input.as_bytes())
+            .expect("the input is written");
+        child.wait_with_output().expect("the binary ends")
+    }
+}
+
+/// Whether a finished program succeeded, and its stdout then its stderr.
+pub fn outcome(output: Output) -> (bool, String) {
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
