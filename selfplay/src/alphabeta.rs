@@ -178,11 +178,9 @@ impl AlphaBeta {
     fn material(&self, position: &Position) -> i32 {
         let material = position.material();
         let side = |color: Color| -> i32 {
-            let counts = &material[color.index()];
-            let board: i32 = counts
+            let board: i32 = material[color]
                 .iter()
-                .zip(&self.values)
-                .map(|(&n, &v)| n as i32 * v)
+                .map(|(role, &n)| n as i32 * self.values[role.index()])
                 .sum();
             board + position.hand(color) as i32 * self.values[Role::NinjaPawn.index()]
         };
