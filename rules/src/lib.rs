@@ -22,6 +22,7 @@ mod game;
 mod movegen;
 mod moves;
 mod perft;
+pub mod piece_values;
 mod position;
 mod types;
 mod variant;
