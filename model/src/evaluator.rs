@@ -1,7 +1,7 @@
 //! The searcher-facing evaluation interface and its two implementations.
 
 use crate::checkpoint::Model;
-use crate::encoding::{encode_position, plane};
+use crate::encoding::encode_position;
 use crate::policy::{move_index, policy_len};
 use ninjazero_rules::{piece_values, Color, Move, MoveList, Position, Role};
 use std::time::{Duration, Instant};
@@ -171,14 +171,8 @@ impl NetworkEvaluator {
     /// One forward pass over the encoded batch; gathers the wanted logits and the WDL.
     fn forward(&mut self, n: usize) {
         let shape = self.model.net.shape;
-        let dims = [
-            n as i64,
-            plane::COUNT as i64,
-            shape.height as i64,
-            shape.width as i64,
-        ];
         let xs = Tensor::from_slice(&self.input[..n * shape.input_len()])
-            .view(dims)
+            .view(shape.input_dims(n as i64))
             .to_device(self.device);
         let wanted = Tensor::from_slice(&self.wanted).to_device(self.device);
         let (logits, wdl) = tch::no_grad(|| {
