@@ -4,7 +4,7 @@
 //! - [`rough`]: what a search without a model needs for a sense of material. The model-free
 //!   evaluator's material value, the arena's material adjudication and the alpha-beta
 //!   engine's default values all use it.
-//! - [`reference`]: published values shown beside the measured ones in the values report,
+//! - [`reference()`]: published values shown beside the measured ones in the values report,
 //!   used by no search and no measuring method.
 //!
 //! ```
