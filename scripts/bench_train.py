@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_net import INPUT_PLANES, MOVE_KINDS, Net  # noqa: E402
+from reference_net import MOVE_KINDS, Net  # noqa: E402
 
 
 def main():
@@ -44,7 +44,7 @@ def main():
     with open(args.sidecar) as f:
         meta = json.load(f)
     height, width = meta["board_height"], meta["board_width"]
-    net = Net(meta["architecture"], height, width).use_channels_last().to(device).train()
+    net = Net(meta).use_channels_last().to(device).train()
 
     decay = [q for q in net.parameters() if q.dim() >= 2]
     no_decay = [q for q in net.parameters() if q.dim() < 2]
@@ -59,7 +59,7 @@ def main():
 
     b = args.batch
     policy_len = MOVE_KINDS * height * width
-    x = torch.rand(b, INPUT_PLANES, height, width, device=device)
+    x = torch.rand(b, net.input_planes, height, width, device=device)
     index = torch.randint(policy_len, (b, 8), device=device)
     policy = torch.zeros(b, policy_len, device=device).scatter_(1, index, 0.125)
     mask = (torch.rand(b, device=device) < 0.5).float()

@@ -19,7 +19,6 @@ import torch.nn as nn
 from safetensors.torch import load_file
 
 MOVE_KINDS = 133
-INPUT_PLANES = 42
 
 
 class ConvBn(nn.Module):
@@ -56,10 +55,14 @@ class Head(nn.Module):
 
 
 class Net(nn.Module):
-    def __init__(self, arch, height, width):
+    def __init__(self, meta):
+        """The network a checkpoint sidecar describes (input planes from the sidecar too, so
+        that a change of the encoding needs no change here)."""
         super().__init__()
+        arch, height, width = meta["architecture"], meta["board_height"], meta["board_width"]
+        self.input_planes = meta["input_planes"]
         c, v = arch["channels"], arch["value_channels"]
-        self.input = ConvBn(INPUT_PLANES, c, 3)
+        self.input = ConvBn(self.input_planes, c, 3)
         self.blocks = nn.ModuleList(Block(c, arch["squeeze_excitation"]) for _ in range(arch["blocks"]))
         self.policy = Head()
         self.policy.hidden = ConvBn(c, c, 1)
@@ -89,8 +92,7 @@ class Net(nn.Module):
 def build(sidecar_path):
     with open(sidecar_path) as f:
         meta = json.load(f)
-    height, width = meta["board_height"], meta["board_width"]
-    return Net(meta["architecture"], height, width).use_channels_last().eval(), height, width
+    return Net(meta).use_channels_last().eval(), meta["board_height"], meta["board_width"]
 
 
 def parity(args):
@@ -116,7 +118,7 @@ def bench(args):
     print("ready", flush=True)
     for line in sys.stdin:
         batch, seconds = int(line.split()[0]), float(line.split()[1])
-        x = torch.rand(batch, INPUT_PLANES, height, width)
+        x = torch.rand(batch, net.input_planes, height, width)
         with torch.no_grad():
             net(x)  # warm-up
             runs, start = 0, time.perf_counter()

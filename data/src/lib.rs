@@ -87,7 +87,7 @@ mod writer;
 
 use std::path::PathBuf;
 
-use ninjazero_rules::{Color, Variant};
+use ninjazero_rules::{ByColor, ByRole, Color, Variant};
 
 pub use pgn::export_pgn;
 pub use reader::{
@@ -126,8 +126,8 @@ pub struct PositionRecord {
     /// Root value in [-1, 1] from the side to move's view.
     pub root_value: f32,
     pub full_search: bool,
-    /// Pieces on the board per colour and role (index Role::index()).
-    pub material: [[u8; 15]; 2],
+    /// Pieces on the board per colour and role.
+    pub material: ByColor<ByRole<u8>>,
     pub hand: [u8; 2],
     /// The move played from this position, RULES.md move text.
     pub move_played: String,

@@ -12,7 +12,7 @@ use arrow::array::{
 use arrow::datatypes::{Float32Type, Schema, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
 use arrow::ipc::reader::FileReader;
 use arrow::record_batch::RecordBatch;
-use ninjazero_rules::{Color, Role, Variant};
+use ninjazero_rules::{ByColor, ByRole, Color, Variant};
 
 use crate::schema::{
     color_from_char, color_from_name, fields, material_column, META_GAMES, META_MODEL_ID,
@@ -292,7 +292,7 @@ struct Columns<'b> {
     result: &'b Float32Array,
     winner: &'b StringArray,
     termination: &'b StringArray,
-    material: Vec<&'b UInt8Array>,
+    material: ByColor<ByRole<&'b UInt8Array>>,
     white_hand: &'b UInt8Array,
     black_hand: &'b UInt8Array,
     move_played: &'b StringArray,
@@ -333,11 +333,9 @@ impl<'a> Decoder<'a> {
             result: col("result").as_primitive::<Float32Type>(),
             winner: col("winner").as_string::<i32>(),
             termination: col("termination").as_string::<i32>(),
-            material: Color::ALL
-                .into_iter()
-                .flat_map(|color| Role::ALL.into_iter().map(move |role| (color, role)))
-                .map(|(color, role)| col(&material_column(color, role)).as_primitive::<UInt8Type>())
-                .collect(),
+            material: ByColor::new(|color| {
+                ByRole::new(|role| col(&material_column(color, role)).as_primitive::<UInt8Type>())
+            }),
             white_hand: col("white_hand").as_primitive::<UInt8Type>(),
             black_hand: col("black_hand").as_primitive::<UInt8Type>(),
             move_played: col("move_played").as_string::<i32>(),
@@ -407,10 +405,7 @@ impl<'a> Decoder<'a> {
                     probability: policy_prob.value(k),
                 })
                 .collect();
-            let mut material = [[0u8; 15]; 2];
-            for (k, counts) in c.material.iter().enumerate() {
-                material[k / 15][k % 15] = counts.value(row);
-            }
+            let material = c.material.map(|side| side.map(|counts| counts.value(row)));
             let game = self.games.last_mut().expect("pushed above");
             let expected_result = match game.winner {
                 None => 0.0,

@@ -14,7 +14,7 @@ use arrow::array::{
 use arrow::ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow::ipc::CompressionType;
 use arrow::record_batch::RecordBatch;
-use ninjazero_rules::{Color, Role};
+use ninjazero_rules::{ByColor, ByRole, Color, Role};
 
 use crate::atomic::{remove_tmp_files, AtomicFile};
 use crate::reader::checked_game_ids;
@@ -306,7 +306,7 @@ fn build_batch(
     let mut result = Vec::with_capacity(rows);
     let mut winner = Vec::with_capacity(rows);
     let mut termination = Vec::with_capacity(rows);
-    let mut material: Vec<Vec<u8>> = (0..30).map(|_| Vec::with_capacity(rows)).collect();
+    let mut material = ByColor::new(|_| ByRole::new(|_| Vec::with_capacity(rows)));
     let mut hand: [Vec<u8>; 2] = [Vec::with_capacity(rows), Vec::with_capacity(rows)];
     let mut move_played = Vec::with_capacity(rows);
     let mut model_id = Vec::with_capacity(rows);
@@ -344,8 +344,7 @@ fn build_batch(
             termination.push(g.termination.as_str());
             for color in Color::ALL {
                 for role in Role::ALL {
-                    material[color.index() * 15 + role.index()]
-                        .push(p.material[color.index()][role.index()]);
+                    material[color][role].push(p.material[color][role]);
                 }
                 hand[color.index()].push(p.hand[color.index()]);
             }
@@ -374,8 +373,10 @@ fn build_batch(
         Arc::new(StringArray::from(winner)),
         Arc::new(StringArray::from(termination)),
     ];
-    for counts in material {
-        columns.push(Arc::new(UInt8Array::from(counts)));
+    for (_, side) in material {
+        for (_, counts) in side {
+            columns.push(Arc::new(UInt8Array::from(counts)));
+        }
     }
     let [white_hand, black_hand] = hand;
     columns.extend([

@@ -9,25 +9,28 @@ use ninjazero_rules::{Color, Position, Role, Square, Variant};
 /// Bump when the meaning of any plane changes; checkpoints record it.
 pub const ENCODING_VERSION: u32 = 1;
 
-/// Plane layout. Pieces: 15 roles for the side to move, then 15 for the opponent.
+/// Plane layout, each block starting where the one before ends. Pieces: one plane per role
+/// (in [`Role::ALL`] order) for the side to move, then as many for the opponent.
 pub mod plane {
+    use ninjazero_rules::Role;
+
     pub const OWN_PIECES: usize = 0;
-    pub const THEIR_PIECES: usize = 15;
+    pub const THEIR_PIECES: usize = OWN_PIECES + Role::COUNT;
     /// 1 on squares, 0 on holes.
-    pub const ON_BOARD: usize = 30;
+    pub const ON_BOARD: usize = THEIR_PIECES + Role::COUNT;
     /// Own King side, own Queen side, their King side, their Queen side (constant planes).
-    pub const CASTLING: usize = 31;
+    pub const CASTLING: usize = ON_BOARD + 1;
     /// En passant target squares.
-    pub const EN_PASSANT: usize = 35;
+    pub const EN_PASSANT: usize = CASTLING + 4;
     /// Own and their Ninja Pawns in hand, divided by 4 (constant planes).
-    pub const HAND: usize = 36;
+    pub const HAND: usize = EN_PASSANT + 1;
     /// The position occurred before once / twice (constant planes).
-    pub const REPETITION: usize = 38;
+    pub const REPETITION: usize = HAND + 2;
     /// Halfmove clock / 100 (constant plane).
-    pub const HALFMOVE: usize = 40;
+    pub const HALFMOVE: usize = REPETITION + 2;
     /// All ones: lets zero-padded convolutions see the rectangle's edge.
-    pub const ONES: usize = 41;
-    pub const COUNT: usize = 42;
+    pub const ONES: usize = HALFMOVE + 1;
+    pub const COUNT: usize = ONES + 1;
 }
 
 /// The bounding rectangle of a variant's board and the mapping between squares and the
@@ -88,6 +91,16 @@ impl BoardShape {
     pub fn input_len(&self) -> usize {
         plane::COUNT * self.cells()
     }
+
+    /// The tensor shape of `batch` encoded positions: `[batch, plane::COUNT, height, width]`.
+    pub fn input_dims(&self, batch: i64) -> [i64; 4] {
+        [
+            batch,
+            plane::COUNT as i64,
+            self.height as i64,
+            self.width as i64,
+        ]
+    }
 }
 
 /// Writes the planes of `pos` into `out` (length [`BoardShape::input_len`]).
@@ -137,11 +150,30 @@ pub fn encode_position(shape: &BoardShape, pos: &Position, repetitions: u32, out
 }
 
 /// The roles in plane order (for tools that display planes).
-pub const ROLE_PLANES: [Role; 15] = Role::ALL;
+pub const ROLE_PLANES: [Role; Role::COUNT] = Role::ALL;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plane_layout_is_that_of_encoding_version_1() {
+        // Checkpoints record ENCODING_VERSION: a layout change (a new role, say) must bump it
+        // and this test with it.
+        assert_eq!(ENCODING_VERSION, 1);
+        let layout = [
+            plane::THEIR_PIECES,
+            plane::ON_BOARD,
+            plane::CASTLING,
+            plane::EN_PASSANT,
+            plane::HAND,
+            plane::REPETITION,
+            plane::HALFMOVE,
+            plane::ONES,
+            plane::COUNT,
+        ];
+        assert_eq!(layout, [15, 30, 31, 35, 36, 38, 40, 41, 42]);
+    }
 
     #[test]
     fn view_cells_round_trip_for_both_sides() {

@@ -1,9 +1,9 @@
 //! The searcher-facing evaluation interface and its two implementations.
 
 use crate::checkpoint::Model;
-use crate::encoding::{encode_position, plane};
+use crate::encoding::encode_position;
 use crate::policy::{move_index, policy_len};
-use ninjazero_rules::{Color, Move, MoveList, Position, Role};
+use ninjazero_rules::{piece_values, Color, Move, MoveList, Position, Role};
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -101,32 +101,16 @@ impl Evaluator for UniformEvaluator {
     }
 }
 
-/// Rough piece values in Pawns, only to give a model-free search a sense of material.
-/// (They are no estimate of the new pieces: measuring those is `ninjazero values`' job.)
-fn rough_value(role: Role) -> f32 {
-    match role {
-        Role::King => 0.0,
-        Role::Pawn | Role::NinjaPawn => 1.0,
-        Role::Knight | Role::Bishop | Role::QueenGuard | Role::NinjaGuard | Role::NinjaWarrior => {
-            3.0
-        }
-        Role::LeapingNinjaGuard => 3.5,
-        Role::Rook | Role::InsaneNinja => 5.0,
-        Role::MadLeapingBishop => 6.0,
-        Role::LoonyRook => 7.0,
-        Role::InsaneNinjaKnight => 8.0,
-        Role::Queen => 9.0,
-    }
-}
-
-/// Material balance for the side to move, in Pawns (pieces in hand count as Pawns).
+/// Material balance for the side to move, in Pawns, by the [rough values](piece_values::rough)
+/// (only to give a model-free search a sense of material; they are no estimate of the new
+/// pieces). Pieces in hand are Ninja Pawns.
 pub fn material_balance(position: &Position) -> f32 {
     let side = |color: Color| -> f32 {
         Role::ALL
             .iter()
-            .map(|&r| rough_value(r) * position.count(color, r) as f32)
+            .map(|&r| piece_values::rough(r) * position.count(color, r) as f32)
             .sum::<f32>()
-            + position.hand(color) as f32
+            + position.hand(color) as f32 * piece_values::rough(Role::NinjaPawn)
     };
     side(position.turn()) - side(!position.turn())
 }
@@ -187,14 +171,8 @@ impl NetworkEvaluator {
     /// One forward pass over the encoded batch; gathers the wanted logits and the WDL.
     fn forward(&mut self, n: usize) {
         let shape = self.model.net.shape;
-        let dims = [
-            n as i64,
-            plane::COUNT as i64,
-            shape.height as i64,
-            shape.width as i64,
-        ];
         let xs = Tensor::from_slice(&self.input[..n * shape.input_len()])
-            .view(dims)
+            .view(shape.input_dims(n as i64))
             .to_device(self.device);
         let wanted = Tensor::from_slice(&self.wanted).to_device(self.device);
         let (logits, wdl) = tch::no_grad(|| {

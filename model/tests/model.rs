@@ -94,10 +94,7 @@ fn trained_looking_model(variant: Variant) -> Model {
     };
     let model = Model::new(variant, &config, Device::Cpu);
     let shape = model.net.shape;
-    let xs = Tensor::rand(
-        [8, 42, shape.height as i64, shape.width as i64],
-        (tch::Kind::Float, Device::Cpu),
-    );
+    let xs = Tensor::rand(shape.input_dims(8), (tch::Kind::Float, Device::Cpu));
     for _ in 0..3 {
         let _ = model.net.forward(&xs, true);
     }
@@ -223,7 +220,7 @@ fn pytorch_reference_reproduces_the_outputs() {
     {
         ninjazero_model::encode_position(&shape, pos, 1, slot);
     }
-    let xs = Tensor::from_slice(&input).view([12, 42, shape.height as i64, shape.width as i64]);
+    let xs = Tensor::from_slice(&input).view(shape.input_dims(12));
     let (policy, wdl) = tch::no_grad(|| model.net.forward(&xs, false));
     let io = dir.join("io.safetensors");
     Tensor::write_safetensors(&[("input", &xs), ("policy", &policy), ("wdl", &wdl)], &io).unwrap();

@@ -1,6 +1,6 @@
 //! Attack detection on a mailbox, shared by check detection, castling and legality tests.
 
-use crate::types::{cell, Color, Role, Square, MAILBOX};
+use crate::types::{cell, Color, Role, RoleSet, Square, MAILBOX};
 
 pub(crate) const ORTH: [i8; 4] = [16, -16, 1, -1];
 pub(crate) const DIAG: [i8; 4] = [17, 15, -15, -17];
@@ -8,26 +8,16 @@ pub(crate) const ALL8: [i8; 8] = [16, -16, 1, -1, 17, 15, -15, -17];
 pub(crate) const KNIGHT: [i8; 8] = [33, 31, 18, 14, -14, -18, -31, -33];
 pub(crate) const CAMEL: [i8; 8] = [49, 47, 19, 13, -13, -19, -47, -49];
 
-const fn roles(list: &[Role]) -> u16 {
-    let mut bits = 0;
-    let mut i = 0;
-    while i < list.len() {
-        bits |= 1 << list[i] as u16;
-        i += 1;
-    }
-    bits
-}
-
 use Role::*;
 /// Roles that step one square orthogonally / diagonally.
-pub(crate) const ORTH_STEPPERS: u16 = roles(&[
+pub(crate) const ORTH_STEPPERS: RoleSet = RoleSet::of(&[
     King,
     QueenGuard,
     NinjaWarrior,
     InsaneNinja,
     InsaneNinjaKnight,
 ]);
-pub(crate) const DIAG_STEPPERS: u16 = roles(&[
+pub(crate) const DIAG_STEPPERS: RoleSet = RoleSet::of(&[
     King,
     QueenGuard,
     NinjaGuard,
@@ -36,20 +26,21 @@ pub(crate) const DIAG_STEPPERS: u16 = roles(&[
     LeapingNinjaGuard,
 ]);
 /// Roles with the two-step ninja leap orthogonally / diagonally.
-pub(crate) const ORTH_NINJAS: u16 = roles(&[NinjaWarrior, InsaneNinja, InsaneNinjaKnight]);
-pub(crate) const DIAG_NINJAS: u16 = roles(&[
+pub(crate) const ORTH_NINJAS: RoleSet =
+    RoleSet::of(&[NinjaWarrior, InsaneNinja, InsaneNinjaKnight]);
+pub(crate) const DIAG_NINJAS: RoleSet = RoleSet::of(&[
     NinjaGuard,
     InsaneNinja,
     InsaneNinjaKnight,
     LeapingNinjaGuard,
 ]);
-pub(crate) const NINJAS: u16 = ORTH_NINJAS | DIAG_NINJAS;
-pub(crate) const KNIGHTS: u16 = roles(&[Knight, InsaneNinjaKnight]);
-pub(crate) const CAMELS: u16 = roles(&[LeapingNinjaGuard, MadLeapingBishop]);
+pub(crate) const NINJAS: RoleSet = ORTH_NINJAS.union(DIAG_NINJAS);
+pub(crate) const KNIGHTS: RoleSet = RoleSet::of(&[Knight, InsaneNinjaKnight]);
+pub(crate) const CAMELS: RoleSet = RoleSet::of(&[LeapingNinjaGuard, MadLeapingBishop]);
 /// Pieces whose attack along a line can be uncovered by removing a piece from the line.
-pub(crate) const ORTH_SLIDERS: u16 = roles(&[Rook, Queen, LoonyRook]);
-pub(crate) const DIAG_SLIDERS: u16 = roles(&[Bishop, Queen, MadLeapingBishop]);
-const PAWNS: u16 = roles(&[Pawn, NinjaPawn]);
+pub(crate) const ORTH_SLIDERS: RoleSet = RoleSet::of(&[Rook, Queen, LoonyRook]);
+pub(crate) const DIAG_SLIDERS: RoleSet = RoleSet::of(&[Bishop, Queen, MadLeapingBishop]);
+const PAWNS: RoleSet = RoleSet::of(&[Pawn, NinjaPawn]);
 
 #[inline]
 pub(crate) fn step(from: u8, delta: i8) -> u8 {
@@ -94,54 +85,54 @@ pub(crate) fn attacked(
     board: &[u8; MAILBOX],
     target: u8,
     by: Color,
-    present: u16,
+    present: RoleSet,
     friendly_fire: bool,
 ) -> bool {
     let bit = cell::color_bit(by);
-    let is = |c: u8, roles: u16| c & bit != 0 && (roles >> (c & cell::ROLE_MASK)) & 1 != 0;
+    let is = |c: u8, roles: RoleSet| c & bit != 0 && roles.contains_code(c & cell::ROLE_MASK);
     let at = |delta: i8| board[step(target, delta) as usize];
 
-    if present & PAWNS != 0 {
+    if present.intersects(PAWNS) {
         let behind = -forward(by);
         if is(at(behind + 1), PAWNS) || is(at(behind - 1), PAWNS) {
             return true;
         }
         let ninja_pawn = cell::piece(by, NinjaPawn);
-        if present & NinjaPawn.bit() != 0
+        if present.contains(NinjaPawn)
             && in_enemy_half(by, Square(target).rank())
             && (at(1) == ninja_pawn || at(-1) == ninja_pawn)
         {
             return true;
         }
     }
-    if present & (ORTH_STEPPERS | ORTH_NINJAS) != 0
+    if present.intersects(ORTH_STEPPERS.union(ORTH_NINJAS))
         && ORTH
             .iter()
             .any(|&d| is(at(d), ORTH_STEPPERS) || is(at(2 * d), ORTH_NINJAS))
     {
         return true;
     }
-    if present & (DIAG_STEPPERS | DIAG_NINJAS) != 0
+    if present.intersects(DIAG_STEPPERS.union(DIAG_NINJAS))
         && DIAG
             .iter()
             .any(|&d| is(at(d), DIAG_STEPPERS) || is(at(2 * d), DIAG_NINJAS))
     {
         return true;
     }
-    if present & KNIGHTS != 0 && KNIGHT.iter().any(|&d| is(at(d), KNIGHTS)) {
+    if present.intersects(KNIGHTS) && KNIGHT.iter().any(|&d| is(at(d), KNIGHTS)) {
         return true;
     }
-    if present & CAMELS != 0 && CAMEL.iter().any(|&d| is(at(d), CAMELS)) {
+    if present.intersects(CAMELS) && CAMEL.iter().any(|&d| is(at(d), CAMELS)) {
         return true;
     }
-    if present & DIAG_SLIDERS != 0
+    if present.intersects(DIAG_SLIDERS)
         && DIAG
             .iter()
             .any(|&d| is(next_piece(board, target, d).1, DIAG_SLIDERS))
     {
         return true;
     }
-    if present & ORTH_SLIDERS != 0 {
+    if present.intersects(ORTH_SLIDERS) {
         let loony = cell::piece(by, LoonyRook);
         for d in ORTH {
             let (at, first) = next_piece(board, target, d);
@@ -152,8 +143,7 @@ pub(crate) fn attacked(
             // the other side, or (Friendly Fire) to the rook's side but is not its King.
             let fire_through = first != cell::OFF
                 && (first & bit == 0 || (friendly_fire && first != cell::piece(by, King)));
-            if present & LoonyRook.bit() != 0 && fire_through && next_piece(board, at, d).1 == loony
-            {
+            if present.contains(LoonyRook) && fire_through && next_piece(board, at, d).1 == loony {
                 return true;
             }
         }

@@ -22,6 +22,7 @@ mod game;
 mod movegen;
 mod moves;
 mod perft;
+pub mod piece_values;
 mod position;
 pub mod seed;
 mod types;
@@ -33,7 +34,9 @@ pub use game::Game;
 pub use moves::{Move, MoveKind, MoveList, MAX_MOVES};
 pub use perft::{perft, perft_divide};
 pub use position::{Outcome, Position, Termination};
-pub use types::{Color, ParseSquareError, Piece, Role, Square, MAX_FILES, MAX_RANKS};
+pub use types::{
+    ByColor, ByRole, Color, ParseSquareError, Piece, Role, Square, MAX_FILES, MAX_RANKS,
+};
 pub use variant::{Rules, UnknownVariant, Variant};
 
 /// Why a move text was rejected.

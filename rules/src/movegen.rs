@@ -482,27 +482,21 @@ impl Position {
         let mut board = self.board;
         board[self.kings[us.index()] as usize] = cell::EMPTY;
         board[at as usize] = cell::piece(us, Role::King);
-        attacks::attacked(
-            &board,
-            at,
-            !us,
-            self.present[(!us).index()],
-            self.rules.friendly_fire,
-        )
+        attacks::attacked(&board, at, !us, self.present[!us], self.rules.friendly_fire)
     }
 
     fn king_safety(&self) -> KingSafety {
         let us = self.turn;
         let them = !us;
         let king = self.kings[us.index()];
-        let enemy = self.present[them.index()];
+        let enemy = self.present[them];
         let mut lines = SquareSet::EMPTY;
         for (dirs, sliders) in [(&ORTH, ORTH_SLIDERS), (&DIAG, DIAG_SLIDERS)] {
-            if enemy & sliders == 0 {
+            if !enemy.intersects(sliders) {
                 continue;
             }
             let their_slider = |c: u8| {
-                c & cell::color_bit(them) != 0 && (sliders >> (c & cell::ROLE_MASK)) & 1 != 0
+                c & cell::color_bit(them) != 0 && sliders.contains_code(c & cell::ROLE_MASK)
             };
             for &d in dirs {
                 let mut ray = SquareSet::EMPTY;
@@ -520,8 +514,7 @@ impl Position {
             king,
             in_check: self.is_attacked(king, them),
             lines,
-            captures_on_lines_matter: !self.rules.friendly_fire
-                && enemy & Role::LoonyRook.bit() != 0,
+            captures_on_lines_matter: !self.rules.friendly_fire && enemy.contains(Role::LoonyRook),
         }
     }
 
@@ -548,7 +541,7 @@ impl Position {
                     return self.is_legal_slow(m);
                 }
                 let role = cell::role_of(self.board[from as usize]);
-                let removes_from_line = if role.bit() & NINJAS != 0 && is_ninja_leap(from, to) {
+                let removes_from_line = if NINJAS.contains(role) && is_ninja_leap(from, to) {
                     let middle = midpoint(from, to);
                     self.is_enemy(middle) && safety.lines.contains(middle)
                 } else if role == Role::LoonyRook {
@@ -590,7 +583,7 @@ impl Position {
             &board,
             king,
             !us,
-            self.present[(!us).index()],
+            self.present[!us],
             self.rules.friendly_fire,
         )
     }

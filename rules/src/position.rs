@@ -2,7 +2,9 @@
 
 use crate::attacks::{self, forward, step, NINJAS};
 use crate::moves::{Move, MoveKind};
-use crate::types::{cell, Color, Piece, Role, Square, MAILBOX, MAX_FILES, MAX_RANKS};
+use crate::types::{
+    cell, ByColor, ByRole, Color, Piece, Role, RoleSet, Square, MAILBOX, MAX_FILES, MAX_RANKS,
+};
 use crate::variant::{Rules, Variant};
 use crate::zobrist;
 use arrayvec::ArrayVec;
@@ -99,10 +101,10 @@ pub struct Position {
     pub(crate) board: [u8; MAILBOX],
     /// Occupied squares per colour, by dense square index.
     pub(crate) occupied: [u128; 2],
-    /// Pieces on the board per colour and role code.
-    pub(crate) counts: [[u8; 16]; 2],
-    /// Bit per role code that the colour has on the board.
-    pub(crate) present: [u16; 2],
+    /// Pieces on the board per colour and role.
+    pub(crate) counts: ByColor<ByRole<u8>>,
+    /// The roles the colour has on the board.
+    pub(crate) present: ByColor<RoleSet>,
     pub(crate) kings: [u8; 2],
     pub(crate) turn: Color,
     pub(crate) castling: u8,
@@ -128,8 +130,8 @@ impl Position {
             rules,
             board: rules.template,
             occupied: [0; 2],
-            counts: [[0; 16]; 2],
-            present: [0; 2],
+            counts: ByColor::default(),
+            present: ByColor::default(),
             kings: [0; 2],
             turn: Color::White,
             castling: 0,
@@ -201,18 +203,12 @@ impl Position {
 
     /// Number of pieces of this colour and role on the board (the hand is not counted).
     pub fn count(&self, color: Color, role: Role) -> u32 {
-        self.counts[color.index()][role as usize] as u32
+        self.counts[color][role] as u32
     }
 
-    /// Pieces on the board, per colour and role (index [`Role::index`]).
-    pub fn material(&self) -> [[u8; 15]; 2] {
-        let mut out = [[0; 15]; 2];
-        for color in Color::ALL {
-            for role in Role::ALL {
-                out[color.index()][role.index()] = self.counts[color.index()][role as usize];
-            }
-        }
-        out
+    /// Pieces on the board, per colour and role.
+    pub fn material(&self) -> ByColor<ByRole<u8>> {
+        self.counts
     }
 
     /// Every piece on the board with its square.
@@ -238,7 +234,7 @@ impl Position {
             &self.board,
             target,
             by,
-            self.present[by.index()],
+            self.present[by],
             self.rules.friendly_fire,
         )
     }
@@ -293,10 +289,10 @@ impl Position {
             let (color, role) = (cell::color_of(old), cell::role_of(old));
             self.hash ^= zobrist::piece(color, role, Square(at));
             self.occupied[color.index()] &= !bit;
-            let count = &mut self.counts[color.index()][role as usize];
+            let count = &mut self.counts[color][role];
             *count -= 1;
             if *count == 0 {
-                self.present[color.index()] &= !role.bit();
+                self.present[color].remove(role);
             }
         }
         self.board[at as usize] = new;
@@ -304,8 +300,8 @@ impl Position {
             let (color, role) = (cell::color_of(new), cell::role_of(new));
             self.hash ^= zobrist::piece(color, role, Square(at));
             self.occupied[color.index()] |= bit;
-            self.counts[color.index()][role as usize] += 1;
-            self.present[color.index()] |= role.bit();
+            self.counts[color][role] += 1;
+            self.present[color].insert(role);
             if role == Role::King {
                 self.kings[color.index()] = at;
             }
@@ -342,7 +338,7 @@ impl Position {
             MoveKind::Normal => {
                 let moving = self.board[from as usize];
                 let role = cell::role_of(moving);
-                if role.bit() & NINJAS != 0 && is_ninja_leap(from, to) {
+                if NINJAS.contains(role) && is_ninja_leap(from, to) {
                     let middle = midpoint(from, to);
                     if self.board[middle as usize] & cell::color_bit(!us) != 0 {
                         changes.push((middle, cell::EMPTY));

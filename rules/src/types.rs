@@ -10,8 +10,11 @@ pub enum Color {
 }
 
 impl Color {
+    /// How many colours there are: the length of [`Color::ALL`] and of a [`ByColor`].
+    pub const COUNT: usize = 2;
+
     /// Both colours, White first.
-    pub const ALL: [Color; 2] = [Color::White, Color::Black];
+    pub const ALL: [Color; Color::COUNT] = [Color::White, Color::Black];
 
     /// The index (White 0, Black 1) used by per-colour arrays.
     #[inline]
@@ -85,8 +88,12 @@ pub enum Role {
 }
 
 impl Role {
+    /// How many roles there are: the length of [`Role::ALL`] and of a [`ByRole`]. Codes
+    /// (the enum's discriminants) run from 1 to `COUNT`.
+    pub const COUNT: usize = 15;
+
     /// Every role, in code order.
-    pub const ALL: [Role; 15] = [
+    pub const ALL: [Role; Role::COUNT] = [
         Role::King,
         Role::Queen,
         Role::Rook,
@@ -164,15 +171,164 @@ impl Role {
     }
 
     #[inline]
-    pub(crate) const fn bit(self) -> u16 {
-        1 << self as u16
+    pub(crate) fn from_code(code: u8) -> Role {
+        debug_assert!((1..=Role::COUNT).contains(&(code as usize)));
+        Role::ALL[(code - 1) as usize]
+    }
+}
+
+// `Role::index` and `Role::from_code` rely on `ALL` listing the codes 1, 2, … in order.
+const _: () = {
+    let mut i = 0;
+    while i < Role::COUNT {
+        assert!(
+            Role::ALL[i] as usize == i + 1,
+            "Role::ALL must be in code order"
+        );
+        i += 1;
+    }
+};
+
+/// A set of roles: one bit per role code (bit 0 unused), so that the role field of a mailbox
+/// cell tests membership with one shift.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub(crate) struct RoleSet(u32);
+
+const _: () = assert!(
+    Role::COUNT < u32::BITS as usize,
+    "role codes must fit a RoleSet"
+);
+
+impl RoleSet {
+    pub const fn of(roles: &[Role]) -> RoleSet {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < roles.len() {
+            bits |= 1 << roles[i] as u32;
+            i += 1;
+        }
+        RoleSet(bits)
     }
 
     #[inline]
-    pub(crate) fn from_code(code: u8) -> Role {
-        debug_assert!((1..=15).contains(&code));
-        Role::ALL[(code - 1) as usize]
+    pub const fn union(self, other: RoleSet) -> RoleSet {
+        RoleSet(self.0 | other.0)
     }
+
+    #[inline]
+    pub const fn intersects(self, other: RoleSet) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    #[inline]
+    pub const fn contains(self, role: Role) -> bool {
+        self.contains_code(role as u8)
+    }
+
+    /// Whether the role with this code (a cell's role field) is in the set; codes outside
+    /// `1..=Role::COUNT` are not.
+    #[inline]
+    pub const fn contains_code(self, code: u8) -> bool {
+        code < u32::BITS as u8 && (self.0 >> code) & 1 != 0
+    }
+
+    #[inline]
+    pub fn insert(&mut self, role: Role) {
+        self.0 |= 1 << role as u32;
+    }
+
+    #[inline]
+    pub fn remove(&mut self, role: Role) {
+        self.0 &= !(1 << role as u32);
+    }
+}
+
+/// A fixed-size table with one entry per member of a small enum (`$key::ALL` in order, indexed
+/// by `$key::index`): `ByColor` and `ByRole` share this one definition.
+macro_rules! table_by {
+    ($(#[$doc:meta])* $name:ident, $key:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+        pub struct $name<T>([T; $key::COUNT]);
+
+        impl<T> $name<T> {
+            #[doc = concat!("A table holding `f(key)` for every [`", stringify!($key), "`].")]
+            pub fn new(f: impl FnMut($key) -> T) -> $name<T> {
+                $name($key::ALL.map(f))
+            }
+
+            #[doc = concat!("Entries with their keys, in [`", stringify!($key), "::ALL`] order.")]
+            pub fn iter(&self) -> impl Iterator<Item = ($key, &T)> + '_ {
+                $key::ALL.into_iter().zip(&self.0)
+            }
+
+            /// The table of `f(entry)`.
+            pub fn map<U>(self, f: impl FnMut(T) -> U) -> $name<U> {
+                $name(self.0.map(f))
+            }
+        }
+
+        impl<T> IntoIterator for $name<T> {
+            type Item = ($key, T);
+            type IntoIter = std::iter::Zip<
+                std::array::IntoIter<$key, { $key::COUNT }>,
+                std::array::IntoIter<T, { $key::COUNT }>,
+            >;
+
+            /// The entries with their keys, in the order of `iter`.
+            fn into_iter(self) -> Self::IntoIter {
+                $key::ALL.into_iter().zip(self.0)
+            }
+        }
+
+        impl<T> std::ops::Index<$key> for $name<T> {
+            type Output = T;
+            #[inline]
+            fn index(&self, key: $key) -> &T {
+                &self.0[key.index()]
+            }
+        }
+
+        impl<T> std::ops::IndexMut<$key> for $name<T> {
+            #[inline]
+            fn index_mut(&mut self, key: $key) -> &mut T {
+                &mut self.0[key.index()]
+            }
+        }
+    };
+}
+
+table_by! {
+    /// One value per colour, indexed by [`Color`].
+    ///
+    /// ```
+    /// use ninjazero_rules::{ByColor, ByRole, Color, Position, Role, Variant};
+    ///
+    /// let material: ByColor<ByRole<u8>> = Position::start(Variant::Chess).material();
+    /// assert_eq!(material[Color::Black][Role::Pawn], 8);
+    /// let pieces = material.map(|side| side.iter().map(|(_, &n)| u32::from(n)).sum::<u32>());
+    /// assert_eq!(pieces, ByColor::new(|_| 16));
+    /// ```
+    ByColor,
+    Color
+}
+
+table_by! {
+    /// One value per piece role, indexed by [`Role`]: per-role tables are sized by
+    /// [`Role::COUNT`], so a new role needs no table resized by hand.
+    ///
+    /// ```
+    /// use ninjazero_rules::{ByRole, Role};
+    ///
+    /// let mut letters = ByRole::new(Role::upper_char);
+    /// assert_eq!(letters[Role::Knight], 'N');
+    /// letters[Role::Knight] = '?';
+    /// let lower = letters.map(|c| c.to_ascii_lowercase());
+    /// assert_eq!(lower.iter().nth(4), Some((Role::Knight, &'?')));
+    /// assert_eq!(lower.iter().next(), Some((Role::King, &'k')));
+    /// ```
+    ByRole,
+    Role
 }
 
 /// A coloured piece.
@@ -327,6 +483,11 @@ pub(crate) mod cell {
     pub const NOT_SQUARE: u8 = 0x80;
     pub const ROLE_MASK: u8 = 0x1f;
 
+    const _: () = assert!(
+        Role::COUNT <= ROLE_MASK as usize,
+        "role codes must fit a cell"
+    );
+
     #[inline]
     pub const fn color_bit(color: Color) -> u8 {
         0x20 << color as u8
@@ -379,5 +540,33 @@ mod tests {
         assert!("a12".parse::<Square>().is_err());
         assert!("a01".parse::<Square>().is_err());
         assert!("a".parse::<Square>().is_err());
+    }
+
+    #[test]
+    fn role_sets_hold_every_role_and_only_real_codes() {
+        let mut set = RoleSet::default();
+        for role in Role::ALL {
+            assert!(!set.contains(role));
+            set.insert(role);
+            assert!(set.contains(role) && set.contains_code(role as u8));
+        }
+        assert_eq!(set, RoleSet::of(&Role::ALL));
+        assert!(!set.contains_code(0) && !set.contains_code(Role::COUNT as u8 + 1));
+        assert!(!set.contains_code(cell::ROLE_MASK));
+        set.remove(Role::Knight);
+        assert!(!set.contains(Role::Knight) && set.contains(Role::Bishop));
+        assert!(!RoleSet::of(&[Role::Knight]).intersects(set));
+        let both = RoleSet::of(&[Role::Knight]).union(RoleSet::of(&[Role::Pawn]));
+        assert!(both.intersects(set) && both.contains(Role::Knight));
+    }
+
+    #[test]
+    fn tables_are_indexed_by_their_keys_in_order() {
+        let codes = ByRole::new(|role| role as u8);
+        assert!(codes.iter().all(|(role, &code)| code == role as u8));
+        assert_eq!(codes.iter().count(), Role::COUNT);
+        let sides = ByColor::new(Color::fen_char);
+        assert_eq!((sides[Color::White], sides[Color::Black]), ('w', 'b'));
+        assert_eq!(sides.map(|c| c.to_ascii_uppercase())[Color::Black], 'B');
     }
 }

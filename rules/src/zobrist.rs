@@ -5,7 +5,9 @@ use crate::seed::splitmix64;
 use crate::types::{Color, Role, Square, MAX_FILES, MAX_RANKS};
 
 const SQUARES: usize = MAX_FILES as usize * MAX_RANKS as usize;
-const PIECE_KEYS: usize = 2 * 16 * SQUARES;
+/// Piece keys are laid out by colour, role code (0 unused) and square.
+const ROLE_CODES: usize = Role::COUNT + 1;
+const PIECE_KEYS: usize = Color::COUNT * ROLE_CODES * SQUARES;
 const HAND_COUNTS: usize = 8;
 
 const fn keys<const N: usize>(seed: u64) -> [u64; N] {
@@ -29,7 +31,7 @@ pub(crate) const BLACK_TO_MOVE: u64 = 0x1f83_d9ab_fb41_bd6b;
 
 #[inline]
 pub(crate) fn piece(color: Color, role: Role, square: Square) -> u64 {
-    PIECES[(color.index() * 16 + role as usize) * SQUARES + square.index()]
+    PIECES[(color.index() * ROLE_CODES + role as usize) * SQUARES + square.index()]
 }
 
 #[inline]

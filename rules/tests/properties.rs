@@ -6,7 +6,9 @@
 //! game result is consistent with the move list, and `Game`'s repetition count matches an
 //! independent count keyed by FEN.
 
-use ninjazero_rules::{Color, Game, Move, MoveKind, Outcome, Position, Role, Termination, Variant};
+use ninjazero_rules::{
+    ByColor, ByRole, Color, Game, Move, MoveKind, Outcome, Position, Role, Termination, Variant,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{HashMap, HashSet};
@@ -101,7 +103,7 @@ fn check_position(pos: &Position, stats: &mut Stats) -> Vec<Move> {
     );
 
     // (g) material table, counts and the pieces on the board agree; pieces stand on squares.
-    let mut material = [[0u8; 15]; 2];
+    let mut material = ByColor::<ByRole<u8>>::default();
     for (square, piece) in pos.pieces() {
         assert!(
             pos.rules().is_square(square),
@@ -110,14 +112,14 @@ fn check_position(pos: &Position, stats: &mut Stats) -> Vec<Move> {
             ctx()
         );
         assert_eq!(pos.piece_at(square), Some(piece), "{}", ctx());
-        material[piece.color.index()][piece.role.index()] += 1;
+        material[piece.color][piece.role] += 1;
     }
     assert_eq!(pos.material(), material, "material mismatch: {}", ctx());
     for color in Color::ALL {
         for role in Role::ALL {
             assert_eq!(
                 pos.count(color, role),
-                material[color.index()][role.index()] as u32,
+                material[color][role] as u32,
                 "count({color}, {role:?}): {}",
                 ctx()
             );

@@ -12,7 +12,9 @@
 //! moves at its parent, one ply earlier). The rules core has no null move, and this needs
 //! no extra move generation.
 
-use ninjazero_rules::{Color, Game, Move, MoveKind, MoveList, Position, Role, Square, Variant};
+use ninjazero_rules::{
+    piece_values, ByRole, Color, Game, Move, MoveKind, MoveList, Position, Role, Square, Variant,
+};
 use std::time::{Duration, Instant};
 
 /// The score of being mated now; a mate in `n` plies scores `MATE - n` for the winner.
@@ -28,28 +30,6 @@ const QUIESCENCE_PLIES: u32 = 8;
 const TT_SIZE: usize = 1 << 18;
 const HISTORY_SQUARES: usize = 120;
 
-/// Piece values in Pawns by [`Role::index`]: the orthodox 1/3/3/5/9 and, for the new pieces,
-/// rough guesses from how they move (the same scale as the model crate's material value).
-/// They are only a baseline's opinion and are configurable; estimating the real values is
-/// `ninjazero values`' job.
-pub const DEFAULT_PIECE_VALUES: [f32; 15] = [
-    0.0, // King
-    9.0, // Queen
-    5.0, // Rook
-    3.0, // Bishop
-    3.0, // Knight
-    1.0, // Pawn
-    3.0, // Queen Guard (M): one step in any direction
-    3.0, // Ninja Guard (G): diagonal step or ninja leap
-    3.0, // Ninja Warrior (W): orthogonal step or ninja leap
-    5.0, // Insane Ninja (I): step or ninja leap in all 8 directions
-    8.0, // Insane Ninja Knight (J): Insane Ninja plus Knight
-    3.5, // Leaping Ninja Guard (L): Ninja Guard plus Camel
-    6.0, // Mad Leaping Bishop (C): Bishop plus Camel
-    7.0, // Super Loony Rook (S)
-    1.0, // Ninja Pawn (Y), on the board or in hand
-];
-
 /// Settings of the alpha-beta engine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlphaBetaConfig {
@@ -59,19 +39,21 @@ pub struct AlphaBetaConfig {
     /// completed iteration's move is played). Depth 1 is always completed. With a time
     /// limit the engine is no longer deterministic.
     pub time_per_move: Option<Duration>,
-    /// Piece values in Pawns by [`Role::index`] (the King's is ignored).
-    pub piece_values: [f32; 15],
+    /// Piece values in Pawns (the King's is ignored; pieces in hand count as Ninja Pawns).
+    pub piece_values: ByRole<f32>,
     /// Pawns per legal move of mobility difference.
     pub mobility_weight: f32,
 }
 
 impl Default for AlphaBetaConfig {
-    /// Depth 3, no time limit, [`DEFAULT_PIECE_VALUES`], 0.05 Pawns per move of mobility.
+    /// Depth 3, no time limit, the [rough values](piece_values::rough) (only a baseline's
+    /// opinion: estimating the real ones is `ninjazero values`' job), 0.05 Pawns per move
+    /// of mobility.
     fn default() -> AlphaBetaConfig {
         AlphaBetaConfig {
             max_depth: 3,
             time_per_move: None,
-            piece_values: DEFAULT_PIECE_VALUES,
+            piece_values: ByRole::new(piece_values::rough),
             mobility_weight: 0.05,
         }
     }
@@ -122,8 +104,8 @@ const EMPTY_ENTRY: TtEntry = TtEntry {
 /// The engine: its settings and the tables it keeps between searches (reset each search).
 pub struct AlphaBeta {
     config: AlphaBetaConfig,
-    /// Centipawns by [`Role::index`].
-    values: [i32; 15],
+    /// Centipawns.
+    values: ByRole<i32>,
     mobility_cp: f32,
     tt: Vec<TtEntry>,
     generation: u32,
@@ -178,13 +160,11 @@ impl AlphaBeta {
     fn material(&self, position: &Position) -> i32 {
         let material = position.material();
         let side = |color: Color| -> i32 {
-            let counts = &material[color.index()];
-            let board: i32 = counts
+            let board: i32 = material[color]
                 .iter()
-                .zip(&self.values)
-                .map(|(&n, &v)| n as i32 * v)
+                .map(|(role, &n)| n as i32 * self.values[role])
                 .sum();
-            board + position.hand(color) as i32 * self.values[Role::NinjaPawn.index()]
+            board + position.hand(color) as i32 * self.values[Role::NinjaPawn]
         };
         let us = position.turn();
         side(us) - side(!us)
@@ -512,7 +492,7 @@ impl AlphaBeta {
     }
 
     fn value(&self, role: Role) -> i32 {
-        self.values[role.index()]
+        self.values[role]
     }
 
     fn attacker_value(&self, position: &Position, m: Move) -> i32 {

@@ -1,12 +1,12 @@
 //! Players for the arena and for showing strength: MCTS with a checkpoint or with the
 //! no-model evaluator, a random mover, and the classic alpha-beta engine.
 
-use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, DEFAULT_PIECE_VALUES};
+use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
 use crate::config::SearchConfig;
 use crate::search::{SearchLimits, Searcher};
 use ninjazero_model::{Evaluator, Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
-use ninjazero_rules::{Game, Move, Role, Variant};
+use ninjazero_rules::{ByRole, Game, Move, Role, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
@@ -141,7 +141,7 @@ impl Player for AlphaBetaPlayer {
         if let Some(time) = config.time_per_move {
             name += &format!(":ms={}", time.as_millis());
         }
-        if config.piece_values != DEFAULT_PIECE_VALUES {
+        if config.piece_values != AlphaBetaConfig::default().piece_values {
             name += ":values=custom";
         }
         if config.mobility_weight != AlphaBetaConfig::default().mobility_weight {
@@ -340,8 +340,8 @@ fn simulations(spec: &str, options: &[(&str, &str)]) -> Result<u64, String> {
 }
 
 /// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep their defaults.
-fn parse_values(spec: &str, text: &str) -> Result<[f32; 15], String> {
-    let mut values = DEFAULT_PIECE_VALUES;
+fn parse_values(spec: &str, text: &str) -> Result<ByRole<f32>, String> {
+    let mut values = AlphaBetaConfig::default().piece_values;
     for item in text.split(',').filter(|s| !s.is_empty()) {
         let bad = |why: String| format!("player '{spec}': piece value '{item}': {why}");
         let Some((letter, value)) = item.split_once('=') else {
@@ -353,16 +353,15 @@ fn parse_values(spec: &str, text: &str) -> Result<[f32; 15], String> {
             _ => None,
         }
         .ok_or_else(|| {
-            bad(format!(
-                "'{letter}' is not a piece letter (K Q R B N P M G W I J L C S Y)"
-            ))
+            let letters = Role::ALL.map(|r| r.upper_char().to_string()).join(" ");
+            bad(format!("'{letter}' is not a piece letter ({letters})"))
         })?;
         let value: f32 = value
             .parse()
             .ok()
             .filter(|v: &f32| v.is_finite())
             .ok_or_else(|| bad(format!("'{value}' is not a number")))?;
-        values[role.index()] = value;
+        values[role] = value;
     }
     Ok(values)
 }

@@ -3,7 +3,7 @@
 
 use ninjazero_data::{GameRecord, PositionRecord};
 use ninjazero_model::UniformEvaluator;
-use ninjazero_rules::{Color, Position, Role, Variant};
+use ninjazero_rules::{ByColor, ByRole, Color, Position, Role, Variant};
 use ninjazero_selfplay::values::matches::{
     handicap_squares, handicap_start, match_estimates, play_handicap_games, HandicapScores,
     HandicapSettings,
@@ -32,17 +32,17 @@ fn lines_of(not_enough: &[NotEnoughData]) -> Vec<String> {
     not_enough.iter().map(NotEnoughData::line).collect()
 }
 
-/// A game of `plies` positions with the given material per colour (index by Role::index)
+/// A game of `plies` positions with the given material per colour
 /// and White's result drawn from `P(White wins) = sigmoid(0.4 * value difference)`.
 fn synthetic_game(id: u64, rng: &mut StdRng, true_values: &[(Role, f64)]) -> GameRecord {
-    let mut material = [[0u8; 15]; 2];
-    material[0][Role::King.index()] = 1;
-    material[1][Role::King.index()] = 1;
+    let mut material = ByColor::<ByRole<u8>>::default();
+    material[Color::White][Role::King] = 1;
+    material[Color::Black][Role::King] = 1;
     let mut difference = 0.0;
     for &(role, value) in true_values {
-        for (side, sign) in [(0, 1.0), (1, -1.0)] {
+        for (side, sign) in [(Color::White, 1.0), (Color::Black, -1.0)] {
             let count = rng.random_range(0..3u8);
-            material[side][role.index()] = count;
+            material[side][role] = count;
             difference += sign * value * f64::from(count);
         }
     }
@@ -124,7 +124,7 @@ fn regression_skips_positions_in_the_middle_of_an_exchange() {
         .map(|id| synthetic_game(id, &mut rng, &[(Role::Pawn, 1.0)]))
         .collect();
     for game in &mut games {
-        game.positions[1].material[0][Role::Knight.index()] = 1;
+        game.positions[1].material[Color::White][Role::Knight] = 1;
     }
     let measured = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap();
     assert!(measured.estimates.iter().all(|e| e.piece != KNIGHT));
@@ -288,7 +288,7 @@ fn a_piece_rarely_unbalanced_gets_no_value_and_no_verdict() {
     let few = MIN_SAMPLES - 1;
     for game in games.iter_mut().take(few) {
         for position in &mut game.positions {
-            position.material[0][Role::Queen.index()] = 1;
+            position.material[Color::White][Role::Queen] = 1;
         }
         game.winner = Some(Color::White);
     }

@@ -192,10 +192,7 @@ pub fn run(args: BenchNnArgs) -> CliResult {
             let requests = EvalRequest::first_occurrences(&positions[..batch], &moves);
             let mut out = vec![Evaluation::default(); batch];
             let shape = evaluator.model().net.shape;
-            let xs = Tensor::rand(
-                [batch as i64, 42, shape.height as i64, shape.width as i64],
-                (Kind::Float, args.device),
-            );
+            let xs = Tensor::rand(shape.input_dims(batch as i64), (Kind::Float, args.device));
             let forward = time_per_call(min, || {
                 let (p, v) = tch::no_grad(|| evaluator.model().net.forward(&xs, false));
                 if args.device.is_cuda() {

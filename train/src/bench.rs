@@ -16,7 +16,7 @@ pub fn synthetic_batch(shape: &BoardShape, batch: usize, device: Device) -> Batc
     let b = batch as i64;
     let p = policy_len(shape) as i64;
     let options = (Kind::Float, device);
-    let inputs = Tensor::rand([b, 42, shape.height as i64, shape.width as i64], options);
+    let inputs = Tensor::rand(shape.input_dims(b), options);
     let index = Tensor::randint(p, [b, 8], (Kind::Int64, device));
     let policy = Tensor::zeros([b, p], options).scatter_value(1, &index, 0.125);
     let policy_mask = Tensor::rand([b], options).lt(0.5).to_kind(Kind::Float);

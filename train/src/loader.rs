@@ -23,7 +23,7 @@ use tch::{Device, Kind, Tensor};
 /// One training batch, on the training device.
 #[derive(Debug)]
 pub struct Batch {
-    /// `[B, 42, H, W]` input planes.
+    /// `[B, planes, H, W]` input planes ([`BoardShape::input_dims`]).
     pub inputs: Tensor,
     /// `[B, P]` search policy (dense; rows without a full search are zero).
     pub policy: Tensor,
@@ -124,7 +124,7 @@ impl BatchSource {
         };
         let input_len = self.shape.input_len();
         let b = i64::try_from(size).map_err(|e| failed("size", &e))?;
-        let (h, w) = (self.shape.height as i64, self.shape.width as i64);
+        let dims = self.shape.input_dims(b);
         let mut indices: Vec<usize> = Vec::new();
         indices
             .try_reserve_exact(size)
@@ -132,7 +132,7 @@ impl BatchSource {
         indices.extend((0..size as u64).map(|j| self.sample_at(first + j)));
         let samples = &*self.samples;
         let mut bad_fen = None;
-        let inputs = cpu_tensor(&[b, 42, h, w], Kind::Float, |data: &mut [f32]| {
+        let inputs = cpu_tensor(&dims, Kind::Float, |data: &mut [f32]| {
             for (j, &s) in indices.iter().enumerate() {
                 // Checked when the window was loaded; a failure here is reported, not hidden.
                 let pos = match Position::from_fen(self.variant, samples.fen(s)) {

@@ -13,7 +13,7 @@ pub mod matches;
 pub mod probe;
 pub mod regression;
 
-use ninjazero_rules::{Position, Role, Variant};
+use ninjazero_rules::{piece_values, Position, Role, Variant};
 
 /// A kind of material that gets a value: a piece on the board, or a Pawn in hand
 /// (`insane-ninja-drops`).
@@ -336,29 +336,11 @@ pub(crate) fn logit(p: f64) -> f64 {
     (p / (1.0 - p)).ln()
 }
 
-/// Published reference values a result can be compared with: AlphaZero's chess values
-/// (Tomašev et al. 2020) and the inventor's guesses from the rules pages. None for pieces
-/// without one.
+/// The published value a result can be compared with ([`piece_values::reference`]); none
+/// for the hand.
 pub fn reference(variant: Variant, piece: PieceKind) -> Option<&'static str> {
-    let PieceKind::Board(role) = piece else {
-        return None;
-    };
-    if variant == Variant::Chess {
-        return Some(match role {
-            Role::Pawn => "1 (AlphaZero)",
-            Role::Knight => "3.05 (AlphaZero)",
-            Role::Bishop => "3.33 (AlphaZero)",
-            Role::Rook => "5.63 (AlphaZero)",
-            Role::Queen => "9.5 (AlphaZero)",
-            _ => return None,
-        });
-    }
-    match role {
-        Role::InsaneNinja => Some("slightly more than a Rook (inventor's guess)"),
-        Role::LeapingNinjaGuard => {
-            Some("a little less to a little more than a Bishop (inventor's guess)")
-        }
-        Role::NinjaGuard => Some("close to a Bishop or a Knight (inventor's guess)"),
-        _ => None,
+    match piece {
+        PieceKind::Board(role) => piece_values::reference(variant, role),
+        PieceKind::InHand => None,
     }
 }

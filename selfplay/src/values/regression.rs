@@ -28,8 +28,8 @@ struct Pooled {
 fn difference(position: &PositionRecord, kind: PieceKind) -> i32 {
     match kind {
         PieceKind::Board(role) => {
-            let i = role.index();
-            i32::from(position.material[0][i]) - i32::from(position.material[1][i])
+            let count = |color: Color| i32::from(position.material[color][role]);
+            count(Color::White) - count(Color::Black)
         }
         PieceKind::InHand => i32::from(position.hand[0]) - i32::from(position.hand[1]),
     }
