@@ -5,14 +5,14 @@
 //! finished at once, and moves are played whenever a search is complete), and
 //! [`SelfPlayGame::complete_leaf`] takes the evaluation back.
 
-use crate::config::{RootSearch, SearchConfig};
-use crate::gumbel::{improved_policy, GumbelRoot};
-use crate::search::{repetitions, terminal_value};
-use crate::tree::{NodeState, Puct, Tree};
 use ninjazero_data::{GameRecord, PolicyEntry, PositionRecord};
 use ninjazero_model::{move_index, BoardShape, EvalRequest, Evaluation};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, MoveList, Position};
+use ninjazero_search::gumbel::{improved_policy, GumbelRoot};
+use ninjazero_search::mcts::{repetitions, terminal_value};
+use ninjazero_search::tree::{NodeState, Puct, Tree};
+use ninjazero_search::{RootSearch, SearchConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};

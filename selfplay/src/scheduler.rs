@@ -7,11 +7,11 @@
 //! game has its own random stream and the groups always alternate in the same order, so
 //! the same seed and settings give the same games.
 
-use crate::config::SearchConfig;
 use crate::game::SelfPlayGame;
 use ninjazero_data::{DataError, DatasetWriter, FileMeta, FlushPolicy};
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::{Color, Position};
+use ninjazero_search::SearchConfig;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::Path;

@@ -1,15 +1,14 @@
 //! Search behaviour and the self-play run: terminal values, determinism, restarts.
 
+use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{
     dataset_files, finished_game_ids, read_games, DataError, DatasetWriter, FileMeta, FlushPolicy,
     GameRecord,
 };
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Color, Position, Variant};
-use ninjazero_selfplay::{
-    parse_player, play_dataset, play_player_dataset, run_selfplay, PlayerGamesOptions, RootSearch,
-    RunStats, SearchConfig, SelfPlayGame, SelfPlayOptions,
-};
+use ninjazero_search::{parse_player, RootSearch, SearchConfig};
+use ninjazero_selfplay::{play_dataset, run_selfplay, RunStats, SelfPlayGame, SelfPlayOptions};
 use ninjazero_testkit::temp_dir;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -234,7 +233,7 @@ fn model_free_self_play_favours_neither_colour() {
 #[test]
 fn the_searcher_finds_mates_and_respects_its_limits() {
     use ninjazero_rules::Game;
-    use ninjazero_selfplay::{SearchLimits, Searcher};
+    use ninjazero_search::{SearchLimits, Searcher};
     use std::sync::atomic::AtomicBool;
     let config = SearchConfig::default();
     let mut evaluator = UniformEvaluator::default();

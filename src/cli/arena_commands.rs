@@ -3,10 +3,11 @@
 use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, progress_bar, CliResult};
 use clap::Args;
+use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use ninjazero_model::parse_device;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
-use ninjazero_selfplay::{parse_player, run_arena, ArenaConfig, ArenaResult, SprtConfig};
+use ninjazero_search::parse_player;
 use std::path::PathBuf;
 use tch::Device;
 

@@ -17,13 +17,14 @@ use super::{
 };
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
+use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult};
 use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Position, Variant};
-use ninjazero_selfplay::arena::{run_arena, ArenaConfig, ArenaResult};
-use ninjazero_selfplay::players::parse_player;
-use ninjazero_selfplay::{play_dataset, SearchConfig, SelfPlayOptions};
+use ninjazero_search::parse_player;
+use ninjazero_search::SearchConfig;
+use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
 use ninjazero_train::{train, TrainConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformE
 use ninjazero_rules::{
     excerpt, Color, Game, Move, MoveError, MoveKind, Piece, Position, Square, Variant,
 };
-use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
+use ninjazero_search::{SearchConfig, SearchInfo, SearchLimits, Searcher};
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

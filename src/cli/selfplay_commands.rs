@@ -3,15 +3,14 @@
 use super::numbers::{real, whole, MAX_THREADS};
 use super::{load_evaluator, parse_variant, progress_bar, stage_bar, CliResult};
 use clap::{Args, Subcommand};
+use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{
     existing_dataset_files, export_pgn, summarize, FlushPolicy, DEFAULT_FLUSH_SECONDS,
 };
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
-use ninjazero_selfplay::{
-    parse_player, play_dataset, play_player_dataset, PlayerGamesOptions, RootSearch, RunStats,
-    SearchConfig, SelfPlayOptions,
-};
+use ninjazero_search::{parse_player, RootSearch, SearchConfig};
+use ninjazero_selfplay::{play_dataset, RunStats, SelfPlayOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tch::Device;

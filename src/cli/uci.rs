@@ -10,7 +10,7 @@ use super::CliResult;
 use clap::Args;
 use ninjazero_model::{parse_device, Evaluator};
 use ninjazero_rules::{excerpt, Game, Position, Variant};
-use ninjazero_selfplay::{SearchConfig, SearchInfo, SearchLimits, Searcher};
+use ninjazero_search::{SearchConfig, SearchInfo, SearchLimits, Searcher};
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,13 +8,13 @@ use clap::Args;
 use ninjazero_data::{read_games, GameRecord};
 use ninjazero_model::{parse_device, Evaluator};
 use ninjazero_rules::{Color, Position, Role, Variant};
-use ninjazero_selfplay::parse_player;
-use ninjazero_selfplay::values::matches::{
+use ninjazero_search::parse_player;
+use ninjazero_values::matches::{
     match_estimates, play_handicap_games, HandicapScores, HandicapSettings,
 };
-use ninjazero_selfplay::values::probe::probe;
-use ninjazero_selfplay::values::regression::outcome_regression;
-use ninjazero_selfplay::values::{reference, verdicts, Estimate, Measurement, Method, PieceKind};
+use ninjazero_values::probe::probe;
+use ninjazero_values::regression::outcome_regression;
+use ninjazero_values::{reference, verdicts, Estimate, Measurement, Method, PieceKind};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;

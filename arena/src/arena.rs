@@ -5,9 +5,9 @@
 //! openings): a pair's score is the mean of A's two results, so the unbalance of a random
 //! opening cancels out of the variance.
 
-use crate::players::Player;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
+use ninjazero_search::Player;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};

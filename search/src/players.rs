@@ -3,7 +3,7 @@
 
 use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
 use crate::config::SearchConfig;
-use crate::search::{SearchLimits, Searcher};
+use crate::mcts::{SearchLimits, Searcher};
 use ninjazero_model::{Evaluator, Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{ByRole, Game, Move, Role, Variant};

@@ -4,7 +4,7 @@
 //! figure is worked out in the comments from the published formulas, not with the code's
 //! helpers.
 
-use ninjazero_selfplay::arena::{
+use ninjazero_arena::arena::{
     elo_from_score, score_from_elo, sprt_llr, sprt_verdict, ArenaGame, ArenaResult, SprtConfig,
     SprtVerdict,
 };

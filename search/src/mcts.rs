@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// Occurrences of the position at the end of `path`, counting the game's positions before
 /// the root (`history`, ending with the root) and the path below the root.
-pub(crate) fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
+pub fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
     let hash = tree
         .node(*path.last().expect("a path holds the root"))
         .position
@@ -24,11 +24,7 @@ pub(crate) fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
 }
 
 /// The value of a finished position for its side to move, or None if play goes on.
-pub(crate) fn terminal_value(
-    position: &Position,
-    moves: &MoveList,
-    repetitions: u32,
-) -> Option<f32> {
+pub fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -> Option<f32> {
     if moves.is_empty() {
         let outcome = position.outcome()?;
         return Some(match outcome.winner {

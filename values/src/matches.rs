@@ -9,8 +9,8 @@
 //! traditional Pawn odds, then the g- and e-pawns); for any other kind the one nearest the
 //! a-file (the queen side), so castling on the King's side stays possible.
 
-use super::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
-use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
+use crate::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
+use ninjazero_arena::{play_series_game, run_on_workers, PlayerFactory};
 use ninjazero_rules::{Color, Position, Role, Square, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -163,7 +163,7 @@ fn pawn_scale(pawn_odds: &[(usize, HandicapScores)]) -> f64 {
 
 /// Values in Pawns from the handicap scores of each kind and of Pawn odds (`(pawns given,
 /// scores)`). Every bootstrap replicate resamples every match's games. A piece needs at
-/// least [`super::MIN_SAMPLES`] games. An error if Pawn odds gave the full side no edge, or
+/// least [`crate::MIN_SAMPLES`] games. An error if Pawn odds gave the full side no edge, or
 /// were played in too few games to set the scale (more games needed).
 pub fn match_estimates(
     matches: &[(PieceKind, HandicapScores)],

@@ -2,7 +2,7 @@
 //! for the side to move drops (in log-odds) when one of its pieces of a kind is taken off;
 //! the mean drop over the Pawn's mean drop is the value in Pawns.
 
-use super::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
+use crate::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::{MoveList, Position, Role};
 use rand::rngs::StdRng;
@@ -38,7 +38,7 @@ fn expected_scores(evaluator: &mut dyn Evaluator, positions: &[Position]) -> Vec
 /// The probe over `positions` (positions with no legal move are skipped). For each
 /// position and each board kind the side to move has, one piece of it (picked at random,
 /// seeded) is taken off; a kind is valued only if taken off in at least
-/// [`super::MIN_SAMPLES`] positions. `progress(done, total)` follows the evaluations.
+/// [`crate::MIN_SAMPLES`] positions. `progress(done, total)` follows the evaluations.
 pub fn probe(
     evaluator: &mut dyn Evaluator,
     positions: &[Position],

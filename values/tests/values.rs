@@ -4,14 +4,14 @@
 use ninjazero_data::{GameRecord, PositionRecord};
 use ninjazero_model::UniformEvaluator;
 use ninjazero_rules::{ByColor, ByRole, Color, Position, Role, Variant};
-use ninjazero_selfplay::values::matches::{
+use ninjazero_testkit::random_positions;
+use ninjazero_values::matches::{
     handicap_squares, handicap_start, match_estimates, play_handicap_games, HandicapScores,
     HandicapSettings,
 };
-use ninjazero_selfplay::values::probe::probe;
-use ninjazero_selfplay::values::regression::outcome_regression;
-use ninjazero_selfplay::values::{verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES};
-use ninjazero_testkit::random_positions;
+use ninjazero_values::probe::probe;
+use ninjazero_values::regression::outcome_regression;
+use ninjazero_values::{verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -225,7 +225,7 @@ fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
         seed: 3,
     };
     let make =
-        || ninjazero_selfplay::parse_player(&settings.player, Variant::Chess, tch::Device::Cpu, 0);
+        || ninjazero_search::parse_player(&settings.player, Variant::Chess, tch::Device::Cpu, 0);
     let play = |threads| {
         play_handicap_games(&make, Variant::Chess, QUEEN, 1, &settings, threads, &|| {}).unwrap()
     };

@@ -1,12 +1,10 @@
 //! The baseline players and the arena: alpha-beta tactics and determinism, paired openings,
 //! Elo and SPRT arithmetic, JSON files and player specs.
 
+use ninjazero_arena::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
+use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult, SprtConfig};
 use ninjazero_rules::{Color, Game, Position, Termination, Variant};
-use ninjazero_selfplay::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
-use ninjazero_selfplay::{
-    parse_player, run_arena, AlphaBetaConfig, AlphaBetaPlayer, ArenaConfig, ArenaGame, ArenaResult,
-    Player, RandomPlayer, SprtConfig,
-};
+use ninjazero_search::{parse_player, AlphaBetaConfig, AlphaBetaPlayer, Player, RandomPlayer};
 
 fn game_from(variant: Variant, fen: &str) -> Game {
     Game::from_position(Position::from_fen(variant, fen).expect("test FEN is valid"))

@@ -3,8 +3,8 @@
 //! Gumbel root, each worked out by hand in the comments.
 
 use ninjazero_rules::{Move, Position, Variant};
-use ninjazero_selfplay::gumbel::{improved_policy, GumbelRoot};
-use ninjazero_selfplay::tree::{Puct, Tree};
+use ninjazero_search::gumbel::{improved_policy, GumbelRoot};
+use ninjazero_search::tree::{Puct, Tree};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -7,9 +7,9 @@
 //! not count as an imbalance. Positions with the same material difference are pooled,
 //! which keeps the fit small; the bootstrap resamples whole games (Poisson weights), since
 //! positions of one game share its result. A piece is valued only if it is unbalanced in
-//! at least [`super::MIN_SAMPLES`] games.
+//! at least [`crate::MIN_SAMPLES`] games.
 
-use super::{Estimate, Evidence, Measurement, Method, PieceKind};
+use crate::{Estimate, Evidence, Measurement, Method, PieceKind};
 use ninjazero_data::{GameRecord, PositionRecord};
 use ninjazero_rules::{Color, Role};
 use rand::rngs::StdRng;
