@@ -4,7 +4,9 @@
 //! regression of `values`, not a policy head). Games at the ply cap are draws.
 
 use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
-use ninjazero_data::{DatasetWriter, FileMeta, FlushPolicy, GameRecord, PositionRecord};
+use ninjazero_data::{
+    DatasetWriter, FileMeta, FlushPolicy, GameRecord, GameSettings, PositionRecord,
+};
 use ninjazero_rules::{Color, Game, Position};
 
 /// What to play.
@@ -68,12 +70,15 @@ pub fn play_player_dataset(
     make_player: &PlayerFactory,
     threads: usize,
     policy: FlushPolicy,
-    settings: String,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, String> {
     let meta = FileMeta {
         variant: options.start.variant(),
-        search_settings: settings,
+        search_settings: GameSettings::Player {
+            player: options.player.clone(),
+            opening_plies: options.opening_plies,
+            max_plies: options.max_plies,
+        },
         seed: options.seed,
         model_id: options.player.clone(),
     };

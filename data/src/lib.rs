@@ -34,7 +34,7 @@
 //!
 //! Schema metadata: `ninjazero.schema_version`, `ninjazero.variant`,
 //! `ninjazero.rules_version`, `ninjazero.encoding_version`, `ninjazero.search_settings`
-//! (JSON), `ninjazero.seed`, `ninjazero.model_id`, `ninjazero.games` (games in the file).
+//! (versioned JSON, [`settings`]), `ninjazero.seed`, `ninjazero.model_id`, `ninjazero.games` (games in the file).
 //!
 //! ```
 //! use ninjazero_data::{read_games, DatasetWriter, FileMeta, GameRecord, PositionRecord};
@@ -66,7 +66,7 @@
 //! };
 //! let meta = FileMeta {
 //!     variant: Variant::Asylum,
-//!     search_settings: "{}".to_string(),
+//!     search_settings: ninjazero_data::GameSettings::Synthetic,
 //!     seed: 1,
 //!     model_id: "uniform".to_string(),
 //! };
@@ -82,6 +82,7 @@ pub mod atomic;
 mod pgn;
 mod reader;
 mod schema;
+pub mod settings;
 mod summary;
 mod writer;
 
@@ -98,6 +99,7 @@ pub use schema::{
     META_RULES_VERSION, META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,
     RULES_VERSION,
 };
+pub use settings::{GameSettings, RootSearch, SearchConfig};
 pub use summary::{summarize, Summary};
 pub use writer::{DatasetWriter, FlushPolicy, DEFAULT_FLUSH_SECONDS, LOCK_FILE};
 
@@ -154,8 +156,8 @@ pub struct GameRecord {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileMeta {
     pub variant: Variant,
-    /// The search settings, as a JSON string.
-    pub search_settings: String,
+    /// How the games were made (stored as versioned JSON under `ninjazero.search_settings`).
+    pub search_settings: GameSettings,
     pub seed: u64,
     /// Checkpoint hash, or "uniform".
     pub model_id: String,

@@ -19,7 +19,9 @@ use crate::schema::{
     META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,
 };
 use crate::writer::FINISHED_SUFFIX;
-use crate::{DataError, FileMeta, GameRecord, PolicyEntry, PositionRecord, SCHEMA_VERSION};
+use crate::{
+    DataError, FileMeta, GameRecord, GameSettings, PolicyEntry, PositionRecord, SCHEMA_VERSION,
+};
 
 /// The finished files (`*.arrow`) of a dataset directory, sorted by name. Empty if `dir`
 /// does not exist.
@@ -100,13 +102,15 @@ pub(crate) fn checked_game_ids(
 /// Refuses a file whose seed, model or search settings differ from `expected`'s (the
 /// variant is checked by [`check_meta`]).
 fn check_settings(path: &Path, found: &FileMeta, expected: &FileMeta) -> Result<(), DataError> {
+    let (found_search, expected_search) =
+        found.search_settings.differences(&expected.search_settings);
     let settings = [
         ("seed", found.seed.to_string(), expected.seed.to_string()),
         ("model", found.model_id.clone(), expected.model_id.clone()),
         (
             "search settings",
-            found.search_settings.clone(),
-            expected.search_settings.clone(),
+            found_search.join(", "),
+            expected_search.join(", "),
         ),
     ];
     for (setting, found, expected) in settings {
@@ -235,9 +239,12 @@ fn check_meta(
     let games = games_text
         .parse()
         .map_err(|_| DataError::invalid(path, format!("bad {META_GAMES} '{games_text}'")))?;
+    let settings_text = get(META_SEARCH_SETTINGS)?;
+    let search_settings = GameSettings::from_json(settings_text)
+        .map_err(|why| DataError::invalid(path, format!("bad {META_SEARCH_SETTINGS}: {why}")))?;
     let meta = FileMeta {
         variant,
-        search_settings: get(META_SEARCH_SETTINGS)?.clone(),
+        search_settings,
         seed,
         model_id: get(META_MODEL_ID)?.clone(),
     };

@@ -92,7 +92,7 @@ pub(crate) fn schema(meta: &FileMeta, games: usize) -> Schema {
         ),
         (
             META_SEARCH_SETTINGS.to_string(),
-            meta.search_settings.clone(),
+            meta.search_settings.to_json(),
         ),
         (META_SEED.to_string(), meta.seed.to_string()),
         (META_MODEL_ID.to_string(), meta.model_id.clone()),

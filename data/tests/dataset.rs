@@ -16,7 +16,11 @@ use ninjazero_testkit::{outcome, random_game, temp_dir, venv_python};
 fn meta(variant: Variant) -> FileMeta {
     FileMeta {
         variant,
-        search_settings: r#"{"visits":64,"gumbel":true}"#.to_string(),
+        search_settings: ninjazero_data::GameSettings::Player {
+            player: "alphabeta:depth=2".to_string(),
+            opening_plies: 4,
+            max_plies: 300,
+        },
         seed: 12345,
         model_id: "uniform".to_string(),
     }
@@ -363,7 +367,7 @@ fn resume_returns_the_ids_and_refuses_files_made_otherwise() {
         })
     ));
     let other_search = FileMeta {
-        search_settings: "{}".to_string(),
+        search_settings: ninjazero_data::GameSettings::Synthetic,
         ..meta(v)
     };
     assert!(matches!(
@@ -734,7 +738,7 @@ assert meta["ninjazero.schema_version"] == str(expected["schema_version"]), meta
 assert meta["ninjazero.variant"] == "insane-ninja-drops", meta
 assert meta["ninjazero.rules_version"] == "1", meta
 assert meta["ninjazero.encoding_version"] == "1", meta
-assert json.loads(meta["ninjazero.search_settings"]) == {"visits": 64, "gumbel": True}, meta
+assert json.loads(meta["ninjazero.search_settings"]) == {"version": 1, "kind": "player", "player": "alphabeta:depth=2", "opening_plies": 4, "max_plies": 300}, meta
 assert meta["ninjazero.seed"] == "12345", meta
 assert meta["ninjazero.model_id"] == "uniform", meta
 assert meta["ninjazero.games"] == "2", meta

@@ -3,13 +3,13 @@
 //! that play, UCI, the arena and self-play datasets use.
 
 pub mod alphabeta;
-pub mod config;
 pub mod gumbel;
 pub mod mcts;
 pub mod players;
 pub mod tree;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
-pub use config::{RootSearch, SearchConfig};
 pub use mcts::{SearchInfo, SearchLimits, Searcher};
+/// The MCTS settings are stored with every dataset, so they live beside the file format.
+pub use ninjazero_data::settings::{RootSearch, SearchConfig};
 pub use players::{parse_player, AlphaBetaPlayer, MctsPlayer, Player, RandomPlayer};

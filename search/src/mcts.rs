@@ -1,8 +1,8 @@
 //! Searching one position for a player (terminal play, UCI, arena): PUCT without noise,
 //! limited by simulations, time or a stop flag, reporting the principal variation.
 
-use crate::config::SearchConfig;
 use crate::tree::{NodeState, Puct, Tree};
+use crate::SearchConfig;
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::{Game, Move, MoveList, Position};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,8 +2,8 @@
 //! no-model evaluator, a random mover, and the classic alpha-beta engine.
 
 use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
-use crate::config::SearchConfig;
 use crate::mcts::{SearchLimits, Searcher};
+use crate::SearchConfig;
 use ninjazero_model::{Evaluator, Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{ByRole, Game, Move, Role, Variant};

@@ -8,7 +8,7 @@
 //! the same seed and settings give the same games.
 
 use crate::game::SelfPlayGame;
-use ninjazero_data::{DataError, DatasetWriter, FileMeta, FlushPolicy};
+use ninjazero_data::{DataError, DatasetWriter, FileMeta, FlushPolicy, GameSettings};
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::{Color, Position};
 use ninjazero_search::SearchConfig;
@@ -154,7 +154,7 @@ pub fn run_selfplay(
 }
 
 /// Plays the games of `options` that the dataset in `dir` does not hold yet and adds them
-/// to it, in files as `policy` says (`settings`, JSON, goes into the files' metadata).
+/// to it, in files as `policy` says (the search settings go into the files' metadata).
 /// `dir` is locked and checked (writable, files made with the same variant, seed, model and
 /// settings; see [`DatasetWriter::resume`]) before any game is played.
 /// `progress(already, &stats)` is called after every step, with the number of games found
@@ -164,12 +164,13 @@ pub fn play_dataset(
     options: &SelfPlayOptions,
     evaluator: &mut (dyn Evaluator + Send),
     policy: FlushPolicy,
-    settings: String,
     progress: &dyn Fn(u64, &RunStats),
 ) -> Result<(u64, RunStats), DataError> {
     let meta = FileMeta {
         variant: options.start.variant(),
-        search_settings: settings,
+        search_settings: GameSettings::Mcts {
+            search: options.config.clone(),
+        },
         seed: options.seed,
         model_id: options.model_id.clone(),
     };

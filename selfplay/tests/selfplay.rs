@@ -107,7 +107,7 @@ fn play(
     progress: &dyn Fn(u64, &RunStats),
 ) -> Result<(u64, RunStats), DataError> {
     let evaluator = &mut UniformEvaluator::default();
-    play_dataset(dir, options, evaluator, policy, "{}".to_string(), progress)
+    play_dataset(dir, options, evaluator, policy, progress)
 }
 
 /// Plays the missing games of a dataset, two per file; returns the games played.
@@ -208,7 +208,7 @@ fn model_free_self_play_favours_neither_colour() {
     };
     let meta = FileMeta {
         variant,
-        search_settings: "{}".to_string(),
+        search_settings: ninjazero_data::GameSettings::Synthetic,
         seed: 5,
         model_id: "uniform".to_string(),
     };
@@ -292,7 +292,7 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
             games_per_file: 64,
             max_age: None,
         };
-        play_player_dataset(dir, &options, &make, threads, policy, "{}".into(), &|_| {}).unwrap()
+        play_player_dataset(dir, &options, &make, threads, policy, &|_| {}).unwrap()
     };
     let tmp = temp_dir();
     let [two, one] = ["player-two", "player-one"].map(|name| tmp.path().join(name));

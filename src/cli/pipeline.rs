@@ -395,7 +395,6 @@ fn self_play(
         config: config.search.clone(),
         model_id,
     };
-    let settings = serde_json::to_string(&config.search).map_err(|e| e.to_string())?;
     let progress = stage_bar(config.selfplay_games, "selfplay");
     let (_, stats) = play_dataset(
         &dir,
@@ -405,7 +404,6 @@ fn self_play(
             games_per_file: 64,
             max_age: Some(Duration::from_secs(DEFAULT_FLUSH_SECONDS)),
         },
-        settings,
         &|already, s| {
             progress.set_position(already + s.games);
             progress.set_message(format!("{} positions", s.positions));

@@ -111,11 +111,6 @@ fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliRes
         seed: args.seed,
         player: player.to_string(),
     };
-    let settings = serde_json::json!({
-        "player": player,
-        "opening_plies": args.opening_plies,
-        "max_plies": args.max_plies,
-    });
     let bar = stage_bar(args.games, "selfplay");
     let started = std::time::Instant::now();
     let played = play_player_dataset(
@@ -124,7 +119,6 @@ fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliRes
         &make_player,
         threads,
         args.flush_policy(),
-        settings.to_string(),
         &|done| bar.set_position(done),
     )?;
     bar.finish_and_clear();
@@ -172,9 +166,6 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         config: config.clone(),
         model_id: model_id.clone(),
     };
-    // What the games depend on: a restart must use the same (concurrency only sets the
-    // pace, as each game has its own random stream, so it is not recorded).
-    let settings = serde_json::json!({ "search": config });
     let bar = progress_bar(
         args.games,
         "{bar:30} {pos}/{len} games, {elapsed} elapsed, eta {eta} | {msg}",
@@ -188,7 +179,6 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         &options,
         evaluator.as_mut(),
         args.flush_policy(),
-        settings.to_string(),
         &show,
     )
     .map_err(|e| e.to_string())?;

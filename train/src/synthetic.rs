@@ -2,7 +2,9 @@
 //! tests, demos and `bench train` when no self-play data is at hand.
 
 use crate::loader::SplitMix64;
-use ninjazero_data::{DataError, DatasetWriter, FileMeta, GameRecord, PolicyEntry, PositionRecord};
+use ninjazero_data::{
+    DataError, DatasetWriter, FileMeta, GameRecord, GameSettings, PolicyEntry, PositionRecord,
+};
 use ninjazero_model::{move_index, BoardShape};
 use ninjazero_rules::{Color, Position, Variant};
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ pub fn write_random_games(
 ) -> Result<Vec<PathBuf>, DataError> {
     let meta = FileMeta {
         variant,
-        search_settings: r#"{"synthetic":"random legal moves"}"#.to_string(),
+        search_settings: GameSettings::Synthetic,
         seed,
         model_id: "random".to_string(),
     };

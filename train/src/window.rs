@@ -559,7 +559,7 @@ mod tests {
     fn write_files(dir: &Path, groups: &[Vec<GameRecord>]) -> Vec<PathBuf> {
         let meta = FileMeta {
             variant: VARIANT,
-            search_settings: "{}".to_string(),
+            search_settings: ninjazero_data::GameSettings::Synthetic,
             seed: 0,
             model_id: "random".to_string(),
         };

@@ -309,7 +309,7 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
     // A chess file and a file that is not Arrow at all, in the same directory.
     let meta = FileMeta {
         variant: Variant::Chess,
-        search_settings: "{}".to_string(),
+        search_settings: ninjazero_data::GameSettings::Synthetic,
         seed: 5,
         model_id: "random".to_string(),
     };
@@ -604,7 +604,7 @@ fn the_same_games_in_other_files_train_the_same_model() {
         .collect();
     let meta = FileMeta {
         variant: VARIANT,
-        search_settings: "{}".to_string(),
+        search_settings: ninjazero_data::GameSettings::Synthetic,
         seed: 0,
         model_id: "random".to_string(),
     };
