@@ -25,7 +25,7 @@ use ninjazero_rules::{Position, Variant};
 use ninjazero_search::parse_player;
 use ninjazero_search::SearchConfig;
 use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
-use ninjazero_train::{train, TrainConfig};
+use ninjazero_train::{train, RunControl, TrainConfig, TrainJob};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -437,21 +437,21 @@ fn train_candidate(
     let data: Vec<PathBuf> = (first..generation).map(|g| run.selfplay(g)).collect();
     let train_config = TrainConfig::preset(&config.train).ok_or("unknown training preset")?;
     let progress = stage_bar(train_config.steps, "train");
-    let report = train(
+    let job = TrainJob {
         variant,
-        &data,
-        &run.model(parent),
-        &out,
-        &run.train_work(generation),
-        &train_config,
+        data_dirs: data,
+        init: run.model(parent),
+        out,
+        work_dir: run.train_work(generation),
+        config: train_config,
         device,
-        &|step, total, line| {
-            progress.set_length(total);
-            progress.set_position(step);
-            progress.set_message(line.to_string());
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    };
+    let show = |step, total, line: &str| {
+        progress.set_length(total);
+        progress.set_position(step);
+        progress.set_message(line.to_string());
+    };
+    let report = train(&job, &show, &RunControl::default()).map_err(|e| e.to_string())?;
     progress.finish_and_clear();
     log(&format!(
         "training generation {generation} from {parent}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",

@@ -8,7 +8,7 @@ use ninjazero_model::{parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
 use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
 use ninjazero_train::synthetic::write_random_games;
-use ninjazero_train::{train, OptimizerKind, TrainConfig, TrainError};
+use ninjazero_train::{train, OptimizerKind, RunControl, TrainConfig, TrainError, TrainJob};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -107,20 +107,21 @@ pub fn run_train(args: TrainArgs) -> CliResult {
         config.steps,
         "{bar:30} {pos}/{len} steps, {elapsed} elapsed, eta {eta} | {msg}",
     );
-    let result = train(
-        args.variant,
-        &args.data,
-        &args.init,
-        &args.out,
-        &args.work,
-        &config,
-        args.device,
-        &|step, total, line| {
-            bar.set_length(total);
-            bar.set_position(step);
-            bar.set_message(line.to_string());
-        },
-    );
+    let job = TrainJob {
+        variant: args.variant,
+        data_dirs: args.data.clone(),
+        init: args.init.clone(),
+        out: args.out.clone(),
+        work_dir: args.work.clone(),
+        config,
+        device: args.device,
+    };
+    let show = |step, total, line: &str| {
+        bar.set_length(total);
+        bar.set_position(step);
+        bar.set_message(line.to_string());
+    };
+    let result = train(&job, &show, &RunControl::default());
     // Cleared on failure too, so the error is not printed after a stale bar.
     bar.finish_and_clear();
     let report = result.map_err(|e| match e {
@@ -133,8 +134,8 @@ pub fn run_train(args: TrainArgs) -> CliResult {
         "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
         report.steps_done,
         report.steps_this_run,
-        config.batch_size,
-        config.optimizer.name(),
+        job.config.batch_size,
+        job.config.optimizer.name(),
         report.window_positions,
         report.total_positions,
         report.final_policy_loss,
@@ -339,17 +340,17 @@ fn bench_presets(
             checkpoint_every: 0,
             ..config.clone()
         };
-        let report = train(
-            args.variant,
-            std::slice::from_ref(&data),
-            &init,
-            &dir.join(format!("{preset}-trained.safetensors")),
-            &dir.join(format!("{preset}-work")),
-            &real_config,
-            args.device,
-            &|_, _, _| {},
-        )
-        .map_err(|e| e.to_string())?;
+        let job = TrainJob {
+            variant: args.variant,
+            data_dirs: vec![data.clone()],
+            init: init.clone(),
+            out: dir.join(format!("{preset}-trained.safetensors")),
+            work_dir: dir.join(format!("{preset}-work")),
+            config: real_config,
+            device: args.device,
+        };
+        let report =
+            train(&job, &|_, _, _| {}, &RunControl::default()).map_err(|e| e.to_string())?;
         println!(
             "{:<6} {:<8} {:>6} {:<6} {:>13.0} {:>13} {:>7} {:>13.0} {:>13.0} {:>7.1}%",
             preset,

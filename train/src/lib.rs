@@ -368,34 +368,6 @@ impl Trainer {
     }
 }
 
-/// Trains from `init` (a checkpoint) on the newest positions of `data_dirs`, keeping state
-/// in `work_dir` (resumes if state of the same job is there), and writes the trained model
-/// to `out` (safetensors + sidecar, `parent` = init's file name, training_step
-/// accumulated). `progress` gets (step, total, metrics line) for a progress bar.
-#[allow(clippy::too_many_arguments)]
-pub fn train(
-    variant: Variant,
-    data_dirs: &[PathBuf],
-    init: &Path,
-    out: &Path,
-    work_dir: &Path,
-    config: &TrainConfig,
-    device: Device,
-    progress: &dyn Fn(u64, u64, &str),
-) -> Result<TrainReport, TrainError> {
-    train_with_control(
-        variant,
-        data_dirs,
-        init,
-        out,
-        work_dir,
-        config,
-        device,
-        progress,
-        &RunControl::default(),
-    )
-}
-
 /// Keeps freed tensor memory in the process instead of returning it to the system after
 /// every step. glibc serves allocations above a (dynamic) threshold with `mmap` and gives
 /// them back with `munmap`, so each step's activations are page-faulted in anew: about 10 %
@@ -425,19 +397,43 @@ fn warn_skipped(file: &SkippedFile) {
     );
 }
 
-/// [`train`] with [`RunControl`].
-#[allow(clippy::too_many_arguments)]
-pub fn train_with_control(
-    variant: Variant,
-    data_dirs: &[PathBuf],
-    init: &Path,
-    out: &Path,
-    work_dir: &Path,
-    config: &TrainConfig,
-    device: Device,
+/// What one training job reads and writes.
+#[derive(Clone, Debug)]
+pub struct TrainJob {
+    pub variant: Variant,
+    /// Dataset directories; the window takes the newest positions (see [`window`]).
+    pub data_dirs: Vec<PathBuf>,
+    /// The checkpoint training starts from.
+    pub init: PathBuf,
+    /// Where the trained model goes (safetensors + sidecar, `parent` = init's file name,
+    /// training_step accumulated).
+    pub out: PathBuf,
+    /// The job's resumable state: checkpoints, metrics and the loss plot.
+    pub work_dir: PathBuf,
+    pub config: TrainConfig,
+    pub device: Device,
+}
+
+/// Trains `job.init` on the newest positions of `job.data_dirs`, keeping state in
+/// `job.work_dir` (resumes if state of the same job is there), and writes the trained
+/// model to `job.out`. `progress` gets (step, total, metrics line) for a progress bar;
+/// `control` can end the run early (tests of resuming; [`RunControl::default`] runs to the
+/// end).
+pub fn train(
+    job: &TrainJob,
     progress: &dyn Fn(u64, u64, &str),
     control: &RunControl,
 ) -> Result<TrainReport, TrainError> {
+    let TrainJob {
+        variant,
+        data_dirs,
+        init,
+        out,
+        work_dir,
+        config,
+        device,
+    } = job;
+    let (variant, device) = (*variant, *device);
     config.validate().map_err(TrainError::Config)?;
     // Everything that can be checked without data, before reading any.
     check_outputs(out, work_dir)?;

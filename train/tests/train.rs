@@ -7,8 +7,8 @@ use ninjazero_rules::{Position, Variant};
 use ninjazero_testkit::temp_dir;
 use ninjazero_train::synthetic::{random_game, write_random_games, FullSearch};
 use ninjazero_train::{
-    read_metrics, train, train_with_control, OptimizerKind, RunControl, Schedule, SplitMix64,
-    TrainConfig, TrainError, TrainReport, METRICS_FILE, PLOT_FILE,
+    read_metrics, train, OptimizerKind, RunControl, Schedule, SplitMix64, TrainConfig, TrainError,
+    TrainJob, TrainReport, METRICS_FILE, PLOT_FILE,
 };
 use std::path::{Path, PathBuf};
 use tch::Device;
@@ -42,6 +42,25 @@ fn config(steps: u64) -> TrainConfig {
 
 fn quiet(_: u64, _: u64, _: &str) {}
 
+/// A job on `DIR/data` from a fresh tiny network (`DIR/init.safetensors`), writing
+/// `DIR/out.safetensors` with its state in `DIR/work`.
+fn job(dir: &Path, config: TrainConfig) -> TrainJob {
+    TrainJob {
+        variant: VARIANT,
+        data_dirs: vec![dir.join("data")],
+        init: init_model(dir),
+        out: dir.join("out.safetensors"),
+        work_dir: dir.join("work"),
+        config,
+        device: Device::Cpu,
+    }
+}
+
+/// Runs a job to its end, quietly.
+fn run(job: &TrainJob) -> Result<TrainReport, TrainError> {
+    train(job, &quiet, &RunControl::default())
+}
+
 fn weights(path: &Path) -> Vec<(String, tch::Tensor)> {
     let mut named = tch::Tensor::read_safetensors(path).unwrap();
     named.sort_by(|a, b| a.0.cmp(&b.0));
@@ -63,35 +82,28 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(dir);
-    let out = dir.join("models/trained.safetensors");
-    let work = dir.join("work");
     let config = TrainConfig {
         schedule: Schedule::Constant,
         ..config(80)
     };
+    let job = TrainJob {
+        out: dir.join("models/trained.safetensors"),
+        ..job(dir, config)
+    };
+    let (init, out, work) = (&job.init, &job.out, &job.work_dir);
     let calls = std::cell::Cell::new(0u64);
-    let report = train(
-        VARIANT,
-        &[data],
-        &init,
-        &out,
-        &work,
-        &config,
-        Device::Cpu,
-        &|step, total, line| {
-            assert_eq!(total, 80);
-            assert_eq!(step, calls.get() + 1);
-            assert!(line.contains("loss"), "{line}");
-            calls.set(step);
-        },
-    )
-    .unwrap();
+    let progress = |step, total, line: &str| {
+        assert_eq!(total, 80);
+        assert_eq!(step, calls.get() + 1);
+        assert!(line.contains("loss"), "{line}");
+        calls.set(step);
+    };
+    let report = train(&job, &progress, &RunControl::default()).unwrap();
     assert_eq!(calls.get(), 80);
     assert_eq!(report.steps_done, 80);
     assert_eq!(report.steps_this_run, 80);
     assert_eq!(report.window_positions, 64);
-    assert_eq!(report.checkpoint, out);
+    assert_eq!(&report.checkpoint, out);
 
     // One metrics line per step, with every field.
     let text = std::fs::read_to_string(work.join(METRICS_FILE)).unwrap();
@@ -172,10 +184,10 @@ fn overfits_a_tiny_dataset_and_writes_metrics_and_plot() {
     assert!(png.len() > 5_000, "a plot with lines, {} bytes", png.len());
 
     // The output model: accumulated steps, parent, and different weights from the start.
-    let trained = Model::load(&out, Some(VARIANT), Device::Cpu).unwrap();
+    let trained = Model::load(out, Some(VARIANT), Device::Cpu).unwrap();
     assert_eq!(trained.meta.training_step, 80);
     assert_eq!(trained.meta.parent.as_deref(), Some("init.safetensors"));
-    assert!(!weights(&out)[0].1.equal(&weights(&init)[0].1));
+    assert!(!weights(out)[0].1.equal(&weights(init)[0].1));
 }
 
 #[test]
@@ -184,7 +196,6 @@ fn resume_after_a_kill_gives_the_same_weights() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 6, 20, 2, 2).unwrap();
-    let init = init_model(dir);
     for optimizer in [
         OptimizerKind::Sgd { momentum: 0.9 },
         OptimizerKind::AdamW {
@@ -198,38 +209,26 @@ fn resume_after_a_kill_gives_the_same_weights() {
             learning_rate: if name == "sgd" { 0.02 } else { 3e-3 },
             ..config(20)
         };
-        let straight = dir.join(format!("{name}-straight.safetensors"));
-        train(
-            VARIANT,
-            std::slice::from_ref(&data),
-            &init,
-            &straight,
-            &dir.join(format!("{name}-work-straight")),
-            &config,
-            Device::Cpu,
-            &quiet,
-        )
-        .unwrap();
+        let straight = TrainJob {
+            out: dir.join(format!("{name}-straight.safetensors")),
+            work_dir: dir.join(format!("{name}-work-straight")),
+            ..job(dir, config.clone())
+        };
+        run(&straight).unwrap();
+        let straight = straight.out;
 
         // Killed at step 12: the last checkpoint is step 10.
-        let work = dir.join(format!("{name}-work-killed"));
-        let resumed = dir.join(format!("{name}-resumed.safetensors"));
+        let killed = TrainJob {
+            out: dir.join(format!("{name}-resumed.safetensors")),
+            work_dir: dir.join(format!("{name}-work-killed")),
+            ..job(dir, config)
+        };
+        let (resumed, work) = (&killed.out, &killed.work_dir);
         let control = RunControl {
             max_steps_this_run: Some(12),
             stop: None,
         };
-        let err = train_with_control(
-            VARIANT,
-            std::slice::from_ref(&data),
-            &init,
-            &resumed,
-            &work,
-            &config,
-            Device::Cpu,
-            &quiet,
-            &control,
-        )
-        .unwrap_err();
+        let err = train(&killed, &quiet, &control).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -245,20 +244,10 @@ fn resume_after_a_kill_gives_the_same_weights() {
         // More data arriving meanwhile must not change the resumed job's window.
         write_random_games(&data, VARIANT, 2, 20, 3, 2).unwrap();
 
-        let report = train(
-            VARIANT,
-            std::slice::from_ref(&data),
-            &init,
-            &resumed,
-            &work,
-            &config,
-            Device::Cpu,
-            &quiet,
-        )
-        .unwrap();
+        let report = run(&killed).unwrap();
         assert_eq!(report.steps_this_run, 10, "resumed from step 10");
         assert_eq!(report.steps_done, 20);
-        assert_same_weights(&straight, &resumed);
+        assert_same_weights(&straight, resumed);
         let straight_metrics =
             read_metrics(&dir.join(format!("{name}-work-straight/{METRICS_FILE}")));
         let resumed_metrics = read_metrics(&work.join(METRICS_FILE));
@@ -272,21 +261,11 @@ fn resume_after_a_kill_gives_the_same_weights() {
         }
 
         // A finished job is not trained again.
-        let again = train(
-            VARIANT,
-            std::slice::from_ref(&data),
-            &init,
-            &resumed,
-            &work,
-            &config,
-            Device::Cpu,
-            &quiet,
-        )
-        .unwrap();
+        let again = run(&killed).unwrap();
         assert_eq!(again.steps_this_run, 0);
-        assert_same_weights(&straight, &resumed);
+        assert_same_weights(&straight, resumed);
         // Only the last checkpoint is kept.
-        let checkpoints: Vec<String> = std::fs::read_dir(&work)
+        let checkpoints: Vec<String> = std::fs::read_dir(work)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.starts_with("ckpt-"))
@@ -333,18 +312,7 @@ fn foreign_and_corrupt_files_are_skipped_with_a_reason() {
     let corrupt = data.join("games-99999999-0-0.arrow");
     std::fs::write(&corrupt, b"not an arrow file").unwrap();
 
-    let init = init_model(dir);
-    let report = train(
-        VARIANT,
-        &[data],
-        &init,
-        &dir.join("out.safetensors"),
-        &dir.join("work"),
-        &config(2),
-        Device::Cpu,
-        &quiet,
-    )
-    .unwrap();
+    let report = run(&job(dir, config(2))).unwrap();
     assert_eq!(report.window_positions, ours, "only {VARIANT} positions");
     assert_eq!(report.total_positions, ours);
     let mut skipped: Vec<_> = report
@@ -375,18 +343,7 @@ fn a_data_dir_without_usable_files_is_an_error() {
     let dir = tmp.path();
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(dir);
-    let err = train(
-        VARIANT,
-        &[data],
-        &init,
-        &dir.join("out.safetensors"),
-        &dir.join("work"),
-        &config(2),
-        Device::Cpu,
-        &quiet,
-    )
-    .unwrap_err();
+    let err = run(&job(dir, config(2))).unwrap_err();
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
 }
 
@@ -414,9 +371,6 @@ fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 16, 1, 2).unwrap();
-    let init = init_model(dir);
-    let out = dir.join("out.safetensors");
-    let work = dir.join("work");
     let config = TrainConfig {
         learning_rate: 1e30,
         schedule: Schedule::Constant,
@@ -424,17 +378,9 @@ fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
         checkpoint_every: 1,
         ..config(20)
     };
-    let err = train(
-        VARIANT,
-        &[data],
-        &init,
-        &out,
-        &work,
-        &config,
-        Device::Cpu,
-        &quiet,
-    )
-    .unwrap_err();
+    let job = job(dir, config);
+    let (out, work) = (&job.out, &job.work_dir);
+    let err = run(&job).unwrap_err();
     let TrainError::NonFinite { step, quantity } = &err else {
         panic!("expected a non-finite error, got {err}");
     };
@@ -448,8 +394,8 @@ fn a_huge_learning_rate_stops_at_the_first_non_finite_loss() {
     assert!(err.to_string().contains(&format!("step {step}")), "{err}");
     // No output model; the resumable checkpoint is the last finite one, before the step.
     assert!(!out.exists());
-    assert!(!ninjazero_model::checkpoint::sidecar_path(&out).exists());
-    let (model, optimizer) = current_checkpoint(&work);
+    assert!(!ninjazero_model::checkpoint::sidecar_path(out).exists());
+    let (model, optimizer) = current_checkpoint(work);
     assert!(all_finite(&model) && all_finite(&optimizer));
     let records = read_metrics(&work.join(METRICS_FILE));
     assert_eq!(
@@ -471,23 +417,16 @@ fn a_checkpoint_with_non_finite_weights_is_never_written() {
     let _ = tch::no_grad(|| tensor.fill_(f64::NAN));
     let init = dir.join("nan.safetensors");
     model.save(&init).unwrap();
-    let work = dir.join("work");
-    let err = train(
-        VARIANT,
-        &[data],
-        &init,
-        &dir.join("out.safetensors"),
-        &work,
-        &config(2),
-        Device::Cpu,
-        &quiet,
-    )
-    .unwrap_err();
+    let job = TrainJob {
+        init,
+        ..job(dir, config(2))
+    };
+    let err = run(&job).unwrap_err();
     assert!(
         matches!(&err, TrainError::NonFinite { step: 0, quantity } if quantity == &format!("weight {name}")),
         "{err}"
     );
-    assert!(!work.join("state.json").exists());
+    assert!(!job.work_dir.join("state.json").exists());
 }
 
 #[test]
@@ -496,21 +435,15 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 4, 12, 1, 2).unwrap();
-    let init = init_model(dir);
-    let out = dir.join("out.safetensors");
-    let work = dir.join("work");
+    let base = job(dir, config(1));
+    let (out, work) = (&base.out, &base.work_dir);
     let run = |config: &TrainConfig, data_dirs: &[PathBuf], control: &RunControl| {
-        train_with_control(
-            VARIANT,
-            data_dirs,
-            &init,
-            &out,
-            &work,
-            config,
-            Device::Cpu,
-            &quiet,
-            control,
-        )
+        let job = TrainJob {
+            data_dirs: data_dirs.to_vec(),
+            config: config.clone(),
+            ..base.clone()
+        };
+        train(&job, &quiet, control)
     };
     let first = TrainConfig {
         checkpoint_every: 2,
@@ -534,7 +467,7 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     };
     let changed = |result: Result<TrainReport, TrainError>| match result {
         Err(TrainError::OtherJob { work_dir, changes }) => {
-            assert_eq!(work_dir, work);
+            assert_eq!(&work_dir, work);
             changes
                 .into_iter()
                 .map(|c| (c.name, c.old, c.new))
@@ -552,7 +485,7 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     );
     let report = run(&first, data_dirs, &RunControl::default()).unwrap();
     assert_eq!((report.steps_done, report.steps_this_run), (6, 4));
-    let trained = weights(&out);
+    let trained = weights(out);
 
     let more = TrainConfig {
         steps: 10,
@@ -582,7 +515,7 @@ fn a_work_dir_resumes_only_the_job_with_its_settings() {
     };
     let again = run(&same, data_dirs, &RunControl::default()).unwrap();
     assert_eq!((again.steps_done, again.steps_this_run), (6, 0));
-    let now = weights(&out);
+    let now = weights(out);
     assert_eq!(trained.len(), now.len());
     for ((na, ta), (nb, tb)) in trained.iter().zip(&now) {
         assert_eq!(na, nb);
@@ -621,23 +554,18 @@ fn the_same_games_in_other_files_train_the_same_model() {
             writer.finish().unwrap();
         }
     }
-    let init = init_model(dir);
     let config = TrainConfig {
         min_window: 40,
         max_window: 40,
         ..config(3)
     };
     for (name, data) in [("one", &one), ("split", &split)] {
-        let report = train(
-            VARIANT,
-            std::slice::from_ref(data),
-            &init,
-            &dir.join(format!("{name}.safetensors")),
-            &dir.join(format!("work-{name}")),
-            &config,
-            Device::Cpu,
-            &quiet,
-        )
+        let report = run(&TrainJob {
+            data_dirs: vec![data.clone()],
+            out: dir.join(format!("{name}.safetensors")),
+            work_dir: dir.join(format!("work-{name}")),
+            ..job(dir, config.clone())
+        })
         .unwrap();
         assert_eq!(report.window_positions, 40);
     }
@@ -653,21 +581,11 @@ fn an_absurd_batch_size_is_an_error_not_a_panic() {
     let dir = tmp.path();
     let data = dir.join("data");
     write_random_games(&data, VARIANT, 2, 8, 1, 2).unwrap();
-    let init = init_model(dir);
-    let err = train(
-        VARIANT,
-        &[data],
-        &init,
-        &dir.join("out.safetensors"),
-        &dir.join("work"),
-        &TrainConfig {
-            batch_size: 100_000_000,
-            ..config(2)
-        },
-        Device::Cpu,
-        &quiet,
-    )
-    .unwrap_err();
+    let config = TrainConfig {
+        batch_size: 100_000_000,
+        ..config(2)
+    };
+    let err = run(&job(dir, config)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -688,19 +606,17 @@ fn outputs_are_checked_before_any_work() {
     // No data at all: reading it would fail with NoData, so each error below comes first.
     let data = dir.join("empty");
     std::fs::create_dir_all(&data).unwrap();
-    let init = init_model(dir);
+    let base = TrainJob {
+        data_dirs: vec![data],
+        ..job(dir, config(2))
+    };
     let run = |out: &Path, work: &Path| {
-        train(
-            VARIANT,
-            std::slice::from_ref(&data),
-            &init,
-            out,
-            work,
-            &config(2),
-            Device::Cpu,
-            &quiet,
-        )
-        .unwrap_err()
+        let job = TrainJob {
+            out: out.to_path_buf(),
+            work_dir: work.to_path_buf(),
+            ..base.clone()
+        };
+        run(&job).unwrap_err()
     };
 
     let out_dir = dir.join("models");
