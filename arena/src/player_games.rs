@@ -3,9 +3,10 @@
 //! games but without a search policy (they can teach a value head and feed the outcome
 //! regression of `values`, not a policy head). Games at the ply cap are draws.
 
-use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
+use crate::arena::{play_series_game, run_on_workers};
 use ninjazero_data::{DatasetWriter, FileMeta, FlushPolicy, GameRecord, PositionRecord};
 use ninjazero_rules::{Color, Game, Position};
+use ninjazero_search::EngineFactory;
 
 /// What to play.
 #[derive(Clone, Debug)]
@@ -65,7 +66,7 @@ fn record(
 pub fn play_player_dataset(
     dir: &std::path::Path,
     options: &PlayerGamesOptions,
-    make_player: &PlayerFactory,
+    make_player: &EngineFactory,
     threads: usize,
     policy: FlushPolicy,
     settings: String,

@@ -1,12 +1,14 @@
 //! Search and self-play settings. They are stored (as JSON) in every data file.
 
+use crate::mcts::RootPolicy;
+use crate::tree::Puct;
 use serde::{Deserialize, Serialize};
 
-/// How the root chooses which move to search next.
+/// How the root chooses which move to search next (see [`SearchConfig::root_policy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RootSearch {
-    /// PUCT with Dirichlet noise (AlphaZero).
+    /// PUCT, with Dirichlet noise on full self-play searches (AlphaZero).
     Puct,
     /// Gumbel top-k sampling with Sequential Halving (Danihelka et al., ICLR 2022): better
     /// policy targets at low simulation counts.
@@ -58,6 +60,32 @@ pub struct SearchConfig {
     /// it is a draw (for experiments that must not lean on the evaluator's judgement).
     #[serde(default = "adjudicate_by_default")]
     pub adjudicate_on_value: bool,
+}
+
+impl SearchConfig {
+    /// The exploration settings of PUCT.
+    pub fn puct(&self) -> Puct {
+        Puct {
+            c_puct: self.c_puct,
+            fpu_reduction: self.fpu_reduction,
+        }
+    }
+
+    /// The root policy of a search: Gumbel for [`RootSearch::Gumbel`]; for
+    /// [`RootSearch::Puct`], PUCT with Dirichlet noise when `exploring` (full self-play
+    /// searches), plain PUCT otherwise (cheap self-play searches, playing strength).
+    pub fn root_policy(&self, exploring: bool) -> RootPolicy {
+        match self.root_search {
+            RootSearch::Gumbel => RootPolicy::Gumbel {
+                actions: self.gumbel_actions,
+            },
+            RootSearch::Puct if exploring => RootPolicy::DirichletPuct {
+                alpha_total: self.dirichlet_alpha_total,
+                epsilon: self.dirichlet_epsilon,
+            },
+            RootSearch::Puct => RootPolicy::Puct,
+        }
+    }
 }
 
 fn adjudicate_by_default() -> bool {

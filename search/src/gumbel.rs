@@ -45,7 +45,12 @@ fn logit(prior: f32) -> f32 {
 
 impl GumbelRoot {
     /// Starts a search over actions with these priors and `budget` simulations.
-    pub fn new(priors: &[f32], actions: usize, budget: u32, rng: &mut impl Rng) -> GumbelRoot {
+    pub fn new<R: Rng + ?Sized>(
+        priors: &[f32],
+        actions: usize,
+        budget: u32,
+        rng: &mut R,
+    ) -> GumbelRoot {
         let base: Vec<f32> = priors
             .iter()
             .map(|&p| {
