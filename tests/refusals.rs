@@ -157,7 +157,7 @@ fn pipeline_refuses_settings_other_than_its_runs() {
 
 #[test]
 fn bad_engine_specs_are_usage_errors() {
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["arena", "--variant", "chess", "--b", "random", "--a"],
             "alphabeta:depth=0",
@@ -179,6 +179,8 @@ fn bad_engine_specs_are_usage_errors() {
             ],
             "uniform:sims=x",
         ),
+        (&["play", "--variant", "chess", "--engine"], "alphabeta"),
+        (&["uci", "--engine"], "random:depth=2"),
     ];
     for (args, spec) in cases {
         let args: Vec<&str> = args.iter().copied().chain([spec]).collect();
