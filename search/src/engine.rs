@@ -251,7 +251,9 @@ impl Engine for MctsEngine {
 
     /// Simulations up to [`Limits::simulation_budget`], stopping early on the time limit or
     /// the stop flag (checked after every simulation); reports about every 100 ms and at
-    /// the end.
+    /// the end. A Gumbel root plans its Sequential Halving for that budget: with a time
+    /// limit alone (a budget of [`MAX_SIMULATIONS`]) it spends the time in its first round,
+    /// visiting the considered actions evenly, so give Gumbel a simulation limit.
     fn search(
         &mut self,
         game: &Game,
