@@ -104,6 +104,47 @@ fn engine_opens_when_the_human_plays_black() {
     assert!(out.contains(" b KQkq "), "{out}");
 }
 
+/// Any engine can be played: alpha-beta from a spec, with its own depth limit, or with
+/// --sims / --movetime replacing it (an MCTS engine from a spec with --sims).
+#[test]
+fn other_engines_play_through_the_same_interface() {
+    let (ok, out) = play(
+        &[
+            "--variant",
+            "chess",
+            "--color",
+            "black",
+            "--engine",
+            "alphabeta:depth=2",
+        ],
+        "hint\nquit\n",
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("NinjaZero (alphabeta:depth=2) plays white"),
+        "{out}"
+    );
+    assert!(out.contains(", depth 2, "), "{out}");
+    assert!(out.contains("Hint: "), "{out}");
+    assert_eq!(out.matches("NinjaZero plays").count(), 1, "{out}");
+
+    let (ok, out) = play(
+        &[
+            "--variant",
+            "palace",
+            "--color",
+            "black",
+            "--engine",
+            "uniform:sims=5000",
+            "--sims",
+            "12",
+        ],
+        "quit\n",
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains(", 12 simulations in "), "{out}");
+}
+
 #[test]
 fn bad_arguments_are_errors() {
     let output = NINJAZERO.output(&[

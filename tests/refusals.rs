@@ -154,3 +154,44 @@ fn pipeline_refuses_settings_other_than_its_runs() {
         assert_eq!(error(out), first);
     }
 }
+
+#[test]
+fn bad_engine_specs_are_usage_errors() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["arena", "--variant", "chess", "--b", "random", "--a"],
+            "alphabeta:depth=0",
+        ),
+        (
+            &["arena", "--variant", "chess", "--a", "random", "--b"],
+            "minimax:depth=3",
+        ),
+        (
+            &[
+                "selfplay",
+                "--variant",
+                "chess",
+                "--games",
+                "1",
+                "--out",
+                "unused",
+                "--player",
+            ],
+            "uniform:sims=x",
+        ),
+        (&["play", "--variant", "chess", "--engine"], "alphabeta"),
+        (&["uci", "--engine"], "random:depth=2"),
+    ];
+    for (args, spec) in cases {
+        let args: Vec<&str> = args.iter().copied().chain([spec]).collect();
+        let output = NINJAZERO.output(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("player '{spec}': ")),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!Path::new("unused").exists());
+}

@@ -248,6 +248,58 @@ fn finds_mate_in_one() {
     engine.finish();
 }
 
+/// `--engine` puts any engine behind the protocol: alpha-beta reports each iteration, stops
+/// at `go depth` or `go nodes`, gives mates as `score mate`, and waits for `stop` in
+/// `go infinite`.
+#[test]
+fn alphabeta_behind_the_protocol() {
+    let mut engine = Engine::start(&["--engine", "alphabeta:depth=1"]);
+    engine.send("position startpos moves e2e4");
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    let depths: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("info depth "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(depths, ["1", "2", "3"], "{lines:?}");
+    assert!(lines
+        .iter()
+        .all(|l| !l.starts_with("info depth") || l.contains(" score cp ")));
+    let best = lines.last().unwrap().split_whitespace().nth(1).unwrap();
+    assert_legal(Variant::Chess, Variant::Chess.start_fen(), &["e2e4"], best);
+
+    engine.send("setoption name UCI_Variant value palace");
+    engine.send("go nodes 3000");
+    let best = engine.bestmove();
+    assert_legal(Variant::Palace, Variant::Palace.start_fen(), &[], &best);
+
+    engine.send("setoption name UCI_Variant value chess");
+    engine.send("position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1");
+    engine.send("go depth 4");
+    let lines = engine.until("bestmove");
+    assert_eq!(lines.last().unwrap(), "bestmove a1a8");
+    assert!(
+        lines[lines.len() - 2].contains(" score mate 1 "),
+        "{lines:?}"
+    );
+
+    engine.send("position startpos");
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    engine.send("isready");
+    let lines = engine.until("readyok");
+    assert!(
+        lines.iter().all(|l| !l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    engine.send("stop");
+    let best = engine.bestmove();
+    assert_legal(Variant::Chess, Variant::Chess.start_fen(), &[], &best);
+    engine.send("quit");
+    engine.finish();
+}
+
 #[test]
 fn end_of_input_lets_a_limited_search_finish() {
     let mut engine = Engine::start(&[]);

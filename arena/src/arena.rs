@@ -7,7 +7,7 @@
 
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
-use ninjazero_search::Player;
+use ninjazero_search::{Engine, EngineFactory};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -384,8 +384,8 @@ pub struct PlayedGame {
 /// adjudicated on material when `adjudicate_material` is set (see
 /// [`ADJUDICATION_MARGIN`]), else drawn.
 pub fn play_game(
-    white: &mut dyn Player,
-    black: &mut dyn Player,
+    white: &mut dyn Engine,
+    black: &mut dyn Engine,
     start: &Position,
     opening: &[Move],
     max_plies: u32,
@@ -464,10 +464,7 @@ pub fn run_on_workers<S, R>(
     Ok(())
 }
 
-/// Builds a player. Every worker thread of an arena builds its own pair of players.
-pub type PlayerFactory<'f> = dyn Fn() -> Result<Box<dyn Player>, String> + Sync + 'f;
-
-/// The seed a player gets before game `index` of a series (see [`Player::new_game`]).
+/// The seed a player gets before game `index` of a series (see [`Engine::new_game`]).
 fn game_seed(series_seed: u64, index: usize) -> u64 {
     derive_seed(series_seed, SeedStream::SeriesGame, index as u64 + 1)
 }
@@ -476,8 +473,8 @@ fn game_seed(series_seed: u64, index: usize) -> u64 {
 /// `white` and `black` (each told the game's seed), drawn at `max_plies`. The same
 /// arguments give the same game, whatever the players played before.
 pub fn play_series_game(
-    white: &mut dyn Player,
-    black: &mut dyn Player,
+    white: &mut dyn Engine,
+    black: &mut dyn Engine,
     start: &Position,
     opening_plies: usize,
     max_plies: u32,
@@ -492,8 +489,8 @@ pub fn play_series_game(
 
 /// Plays pair `pair`: A as White, then A as Black, from the same opening.
 fn play_pair(
-    a: &mut dyn Player,
-    b: &mut dyn Player,
+    a: &mut dyn Engine,
+    b: &mut dyn Engine,
     variant: Variant,
     config: &ArenaConfig,
     pair: usize,
@@ -569,8 +566,8 @@ impl Collected {
 /// not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
 /// and stops early once an SPRT (if given) is decided on the first complete pairs.
 pub fn run_arena(
-    make_a: &PlayerFactory,
-    make_b: &PlayerFactory,
+    make_a: &EngineFactory,
+    make_b: &EngineFactory,
     variant: Variant,
     config: &ArenaConfig,
     threads: usize,

@@ -5,7 +5,7 @@ pub mod arena;
 pub mod player_games;
 
 pub use arena::{
-    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult,
-    PlayerFactory, SprtConfig,
+    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
 };
+pub use ninjazero_search::EngineFactory;
 pub use player_games::{play_player_dataset, PlayerGamesOptions};

@@ -3,11 +3,12 @@
 //! games but without a search policy (they can teach a value head and feed the outcome
 //! regression of `values`, not a policy head). Games at the ply cap are draws.
 
-use crate::arena::{play_series_game, run_on_workers, PlayerFactory};
+use crate::arena::{play_series_game, run_on_workers};
 use ninjazero_data::{
     DatasetWriter, FileMeta, FlushPolicy, GameRecord, GameSettings, PositionRecord,
 };
 use ninjazero_rules::{Color, Game, Position};
+use ninjazero_search::EngineFactory;
 
 /// What to play.
 #[derive(Clone, Debug)]
@@ -67,7 +68,7 @@ fn record(
 pub fn play_player_dataset(
     dir: &std::path::Path,
     options: &PlayerGamesOptions,
-    make_player: &PlayerFactory,
+    make_player: &EngineFactory,
     threads: usize,
     policy: FlushPolicy,
     progress: &(dyn Fn(u64) + Sync),

@@ -1,33 +1,40 @@
-//! The baseline players and the arena: alpha-beta tactics and determinism, paired openings,
-//! Elo and SPRT arithmetic, JSON files and player specs.
+//! The baseline players and the arena: alpha-beta tactics, determinism and limits through the
+//! engine interface, paired openings, Elo and SPRT arithmetic, JSON files and player specs.
 
 use ninjazero_arena::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult, SprtConfig};
 use ninjazero_rules::{Color, Game, Position, Termination, Variant};
-use ninjazero_search::{parse_player, AlphaBetaConfig, AlphaBetaPlayer, Player, RandomPlayer};
+use ninjazero_search::{
+    AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, RandomEngine,
+};
 
 fn game_from(variant: Variant, fen: &str) -> Game {
     Game::from_position(Position::from_fen(variant, fen).expect("test FEN is valid"))
 }
 
 /// Player factories for `run_arena`.
-fn alphabeta(d: u32) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
-    move || Ok(Box::new(AlphaBetaPlayer::new(depth(d))) as Box<dyn Player>)
+fn alphabeta(d: u32) -> impl Fn() -> Result<Box<dyn Engine>, String> + Sync {
+    move || Ok(Box::new(depth(d)) as Box<dyn Engine>)
 }
 
-fn random(seed: u64) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
-    move || Ok(Box::new(RandomPlayer::new(seed)) as Box<dyn Player>)
+fn random(seed: u64) -> impl Fn() -> Result<Box<dyn Engine>, String> + Sync {
+    move || Ok(Box::new(RandomEngine::new(seed)) as Box<dyn Engine>)
 }
 
-fn spec(text: &'static str, seed: u64) -> impl Fn() -> Result<Box<dyn Player>, String> + Sync {
-    move || parse_player(text, Variant::Chess, tch::Device::Cpu, seed)
+fn spec(text: &'static str, seed: u64) -> impl Fn() -> Result<Box<dyn Engine>, String> + Sync {
+    move || build(text, seed)
 }
 
-fn depth(d: u32) -> AlphaBetaConfig {
-    AlphaBetaConfig {
-        max_depth: d,
-        ..AlphaBetaConfig::default()
-    }
+/// A spec's engine for chess, with any error as text.
+fn build(text: &str, seed: u64) -> Result<Box<dyn Engine>, String> {
+    let spec: EngineSpec = text.parse().map_err(|e| format!("{e}"))?;
+    spec.build(Variant::Chess, tch::Device::Cpu, seed)
+        .map_err(|e| e.to_string())
+}
+
+/// Alpha-beta to depth `d` with the default evaluation.
+fn depth(d: u32) -> AlphaBetaEngine {
+    AlphaBetaEngine::new(AlphaBetaConfig::default(), Limits::depth(d))
 }
 
 const INSANE_MATE: &str = "****2****/k9/pp8/10/10/10/10/10/10/10/5K3Q/****2**** w - - 0 1";
@@ -42,7 +49,7 @@ fn alphabeta_finds_mate_in_one() {
     for (variant, fen) in cases {
         for d in [1, 3] {
             let mut game = game_from(variant, fen);
-            let mut player = AlphaBetaPlayer::new(depth(d));
+            let mut player = depth(d);
             let m = player.choose(&game);
             game.play(m).unwrap();
             let outcome = game.outcome().expect("the move mates");
@@ -65,13 +72,13 @@ fn alphabeta_wins_a_free_queen_deterministically() {
     ];
     for (variant, fen, capture) in cases {
         let game = game_from(variant, fen);
-        let mut first = AlphaBetaPlayer::new(depth(3));
-        let info = first.search(&game);
+        let mut first = depth(3);
+        let info = first.analyse(&game);
         assert_eq!(info.best.to_string(), capture, "{variant}");
         assert!(info.score > 500, "{variant}: score {}", info.score);
         // The same search again, and a fresh engine, give the same move, score and nodes.
-        let again = first.search(&game);
-        let fresh = AlphaBetaPlayer::new(depth(3)).search(&game);
+        let again = first.analyse(&game);
+        let fresh = depth(3).analyse(&game);
         for other in [again, fresh] {
             assert_eq!(other.best, info.best);
             assert_eq!(other.score, info.score);
@@ -88,7 +95,7 @@ fn alphabeta_wins_a_free_queen_deterministically() {
 #[test]
 fn alphabeta_depth_3_on_insane_ninja_is_fast() {
     let mut game = Game::new(Variant::InsaneNinja);
-    let mut player = AlphaBetaPlayer::new(depth(3));
+    let mut player = depth(3);
     let mut most = 0u64;
     for _ in 0..4 {
         let m = player.choose(&game);
@@ -134,12 +141,8 @@ fn alphabeta_plays_every_variant() {
 #[test]
 fn time_limited_alphabeta_deepens_within_its_time() {
     let game = Game::new(Variant::Chess);
-    let config = AlphaBetaConfig {
-        max_depth: 64,
-        time_per_move: Some(std::time::Duration::from_millis(200)),
-        ..AlphaBetaConfig::default()
-    };
-    let info = AlphaBetaPlayer::new(config).search(&game);
+    let limits = Limits::time(std::time::Duration::from_millis(200));
+    let info = AlphaBetaEngine::new(AlphaBetaConfig::default(), limits).analyse(&game);
     assert!(info.depth >= 2, "reached depth {}", info.depth);
     // The clock ended it, not the depth limit (no mate is near the start position).
     assert!(info.depth < 64, "reached depth {}", info.depth);
@@ -361,10 +364,15 @@ fn results_round_trip_through_json() {
 fn player_specs() {
     let cpu = tch::Device::Cpu;
     let v = Variant::Chess;
-    let name = |spec: &str| parse_player(spec, v, cpu, 0).unwrap().name();
+    let name = |spec: &str| {
+        let spec: EngineSpec = spec.parse().unwrap();
+        spec.build(v, cpu, 0).unwrap().name()
+    };
     assert_eq!(name("random"), "random");
     assert_eq!(name("uniform"), "uniform:sims=64");
     assert_eq!(name("uniform:sims=16"), "uniform:sims=16");
+    assert_eq!(name("uniform:ms=100"), "uniform:ms=100");
+    assert_eq!(name("uniform:ms=100:sims=8"), "uniform:sims=8:ms=100");
     assert_eq!(name("alphabeta:depth=3"), "alphabeta:depth=3");
     assert_eq!(name("alphabeta:ms=200"), "alphabeta:ms=200");
     assert_eq!(name("alphabeta:depth=4:ms=50"), "alphabeta:depth=4:ms=50");
@@ -373,7 +381,7 @@ fn player_specs() {
         "alphabeta:depth=2:values=custom"
     );
 
-    let error = |spec: &str| match parse_player(spec, v, cpu, 0) {
+    let error = |spec: &str| match build(spec, 0) {
         Ok(p) => panic!("'{spec}' was accepted as {}", p.name()),
         Err(e) => e,
     };

@@ -5,23 +5,27 @@
 //!
 //! It knows nothing of a variant beyond the rules core and a table of piece values, which is
 //! what makes it a fair baseline for every variant. It is deterministic: for a given
-//! configuration without a time limit, the same game gives the same move.
+//! configuration and limits without a time limit (depth, nodes), the same game gives the
+//! same move.
 //!
 //! Mobility is measured cheaply: the search generates the legal moves of every node anyway,
 //! so a leaf's mobility term is (our legal moves at the leaf) minus (the opponent's legal
 //! moves at its parent, one ply earlier). The rules core has no null move, and this needs
 //! no extra move generation.
 
+use crate::engine::Limits;
 use ninjazero_rules::{
     piece_values, ByRole, Color, Game, Move, MoveKind, MoveList, Position, Role, Square, Variant,
 };
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The score of being mated now; a mate in `n` plies scores `MATE - n` for the winner.
 pub const MATE: i32 = 1_000_000;
 const INFINITY: i32 = 2_000_000;
 /// Scores beyond this (in absolute value) are mate scores.
-const MATE_BOUND: i32 = MATE - 1_000;
+pub const MATE_BOUND: i32 = MATE - 1_000;
 /// Deepest ply (search plus quiescence) the engine reaches.
 const MAX_PLY: usize = 128;
 /// Capture plies the quiescence search may add below the nominal depth.
@@ -30,15 +34,13 @@ const QUIESCENCE_PLIES: u32 = 8;
 const TT_SIZE: usize = 1 << 18;
 const HISTORY_SQUARES: usize = 120;
 
-/// Settings of the alpha-beta engine.
+/// The deepest iteration the engine runs (plies, before quiescence), also without a depth
+/// limit.
+pub const MAX_DEPTH: u32 = MAX_PLY as u32 / 2;
+
+/// Settings of the alpha-beta engine's evaluation (how long it searches is a [`Limits`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlphaBetaConfig {
-    /// Deepest iteration of the iterative deepening (plies, before quiescence).
-    pub max_depth: u32,
-    /// Stop deepening when this is spent (checked inside the search too; the last
-    /// completed iteration's move is played). Depth 1 is always completed. With a time
-    /// limit the engine is no longer deterministic.
-    pub time_per_move: Option<Duration>,
     /// Piece values in Pawns (the King's is ignored; pieces in hand count as Ninja Pawns).
     pub piece_values: ByRole<f32>,
     /// Pawns per legal move of mobility difference.
@@ -46,13 +48,10 @@ pub struct AlphaBetaConfig {
 }
 
 impl Default for AlphaBetaConfig {
-    /// Depth 3, no time limit, the [rough values](piece_values::rough) (only a baseline's
-    /// opinion: estimating the real ones is `ninjazero values`' job), 0.05 Pawns per move
-    /// of mobility.
+    /// The [rough values](piece_values::rough) (only a baseline's opinion: estimating the
+    /// real ones is `ninjazero values`' job), 0.05 Pawns per move of mobility.
     fn default() -> AlphaBetaConfig {
         AlphaBetaConfig {
-            max_depth: 3,
-            time_per_move: None,
             piece_values: ByRole::new(piece_values::rough),
             mobility_weight: 0.05,
         }
@@ -119,9 +118,30 @@ pub struct AlphaBeta {
     scepter: [u128; 2],
     nodes: u64,
     deadline: Option<Instant>,
-    /// Whether the current iteration may be cut off by the deadline (not depth 1).
+    node_limit: Option<u64>,
+    /// Whether the current iteration may be cut off by the deadline, the node limit or the
+    /// stop flag (not depth 1).
     may_abort: bool,
     aborted: bool,
+}
+
+/// The engine during one search, with the stop flag it polls.
+struct Searching<'s> {
+    engine: &'s mut AlphaBeta,
+    stop: &'s AtomicBool,
+}
+
+impl Deref for Searching<'_> {
+    type Target = AlphaBeta;
+    fn deref(&self) -> &AlphaBeta {
+        self.engine
+    }
+}
+
+impl DerefMut for Searching<'_> {
+    fn deref_mut(&mut self) -> &mut AlphaBeta {
+        self.engine
+    }
 }
 
 impl AlphaBeta {
@@ -140,6 +160,7 @@ impl AlphaBeta {
             scepter: [0; 2],
             nodes: 0,
             deadline: None,
+            node_limit: None,
             may_abort: false,
             aborted: false,
         }
@@ -170,8 +191,19 @@ impl AlphaBeta {
         side(us) - side(!us)
     }
 
-    /// Searches the game's current position. Panics if the game is over (no legal move).
-    pub fn search(&mut self, game: &Game) -> AlphaBetaInfo {
+    /// Searches the game's current position by iterative deepening until a limit is
+    /// reached: `limits.depth` (at most [`MAX_DEPTH`]), `limits.time` or `limits.nodes`
+    /// (checked inside the search too; the last completed iteration's move is played), or
+    /// `stop` is set. Depth 1 is always completed. `report` is called after every completed
+    /// iteration (and at the end if an iteration was cut off). Panics if the game is over
+    /// (no legal move).
+    pub fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&AlphaBetaInfo),
+    ) -> AlphaBetaInfo {
         let started = Instant::now();
         let root = game.position().clone();
         let root_moves = root.legal_moves();
@@ -179,40 +211,50 @@ impl AlphaBeta {
             !root_moves.is_empty(),
             "alpha-beta asked to move in a finished game"
         );
-        self.prepare(game, started);
+        self.prepare(game, started, limits);
 
         let mut best = root_moves[0];
         let mut score = 0;
         let mut depth_done = 0;
-        let max_depth = self.config.max_depth.clamp(1, MAX_PLY as u32 / 2);
+        let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        let mut searching = Searching { engine: self, stop };
+        let info = |engine: &AlphaBeta, best, score, depth_done: u32| AlphaBetaInfo {
+            best,
+            score,
+            depth: depth_done,
+            nodes: engine.nodes,
+            elapsed: started.elapsed(),
+            pv: engine.principal_variation(&root, best, depth_done as usize),
+        };
         for depth in 1..=max_depth {
-            self.may_abort = depth > 1;
+            searching.may_abort = depth > 1;
             let (iteration_best, iteration_score) =
-                self.search_root(&root, &root_moves, depth, best);
-            if self.aborted {
+                searching.search_root(&root, &root_moves, depth, best);
+            if searching.aborted {
                 break;
             }
             best = iteration_best;
             score = iteration_score;
             depth_done = depth;
+            report(&info(&searching, best, score, depth_done));
             if score.abs() > MATE_BOUND {
                 break; // the shortest mate within this depth is found
             }
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            if searching.deadline.is_some_and(|d| Instant::now() >= d)
+                || searching.node_limit.is_some_and(|n| searching.nodes >= n)
+                || stop.load(Ordering::Relaxed)
+            {
                 break;
             }
         }
-        AlphaBetaInfo {
-            best,
-            score,
-            depth: depth_done,
-            nodes: self.nodes,
-            elapsed: started.elapsed(),
-            pv: self.principal_variation(&root, best, depth_done as usize),
+        let result = info(&searching, best, score, depth_done);
+        if searching.aborted {
+            report(&result);
         }
+        result
     }
 
-    fn prepare(&mut self, game: &Game, started: Instant) {
+    fn prepare(&mut self, game: &Game, started: Instant, limits: &Limits) {
         if self.tt.is_empty() {
             self.tt = vec![EMPTY_ENTRY; TT_SIZE];
         }
@@ -235,9 +277,12 @@ impl AlphaBeta {
         }
         self.nodes = 0;
         self.aborted = false;
-        self.deadline = self.config.time_per_move.map(|t| started + t);
+        self.deadline = limits.time.map(|t| started + t);
+        self.node_limit = limits.nodes;
     }
+}
 
+impl Searching<'_> {
     fn search_root(
         &mut self,
         root: &Position,
@@ -441,20 +486,26 @@ impl AlphaBeta {
         self.quiesce(position, &moves, alpha, beta, ply, parent_moves, qdepth)
     }
 
-    /// Counts a node; true when the search must stop (out of time).
+    /// Counts a node; true when the search must stop (node limit, out of time, stopped).
     #[inline]
     fn tick(&mut self) -> bool {
         self.nodes += 1;
-        if self.may_abort && self.nodes % 1024 == 0 {
-            if let Some(deadline) = self.deadline {
-                if Instant::now() >= deadline {
-                    self.aborted = true;
-                }
+        if self.may_abort {
+            if self.node_limit.is_some_and(|n| self.nodes >= n) {
+                self.aborted = true;
+            }
+            if self.nodes % 1024 == 0
+                && (self.stop.load(Ordering::Relaxed)
+                    || self.deadline.is_some_and(|d| Instant::now() >= d))
+            {
+                self.aborted = true;
             }
         }
         self.aborted
     }
+}
 
+impl AlphaBeta {
     /// A repetition inside the search (of the root or a position after it) is scored a draw
     /// at once; a position of the game before the root only on its third occurrence.
     fn is_repetition(&self, hash: u64) -> bool {

@@ -5,6 +5,13 @@
 //! spends the simulation budget in halving rounds: each round visits every remaining action
 //! equally, then keeps the better half by g(a) + logit(a) + sigma(q(a)). The improved policy
 //! target is softmax(logit + sigma(completed q)).
+//!
+//! sigma follows mctx (`qtransform_completed_by_mix_value`): the completed Q of *every* root
+//! action (an unvisited one takes the root value) is min-max rescaled to [0, 1] over all root
+//! actions, and scaled by (50 + the most visits of any root action) · 0.1, for the halving
+//! rounds, the final choice and the policy target alike. One difference remains: mctx
+//! completes unvisited actions with a value mixing the network's value and the visited
+//! actions' Q by their priors, this search with the root's mean value.
 
 use rand::Rng;
 use std::collections::VecDeque;
@@ -23,8 +30,8 @@ pub struct GumbelRoot {
     budget: u32,
 }
 
-/// sigma of completed Q values, rescaled to [0, 1] over the actions compared (as mctx
-/// does): without the rescaling a clearly winning move can lose a halving round to the
+/// sigma of the completed Q values of all root actions, rescaled to [0, 1] over them (as
+/// mctx does): without the rescaling a clearly winning move can lose a halving round to the
 /// Gumbel noise.
 fn sigmas(completed_q: &[f32], max_visits: u32) -> Vec<f32> {
     let low = completed_q.iter().copied().fold(f32::INFINITY, f32::min);
@@ -45,7 +52,12 @@ fn logit(prior: f32) -> f32 {
 
 impl GumbelRoot {
     /// Starts a search over actions with these priors and `budget` simulations.
-    pub fn new(priors: &[f32], actions: usize, budget: u32, rng: &mut impl Rng) -> GumbelRoot {
+    pub fn new<R: Rng + ?Sized>(
+        priors: &[f32],
+        actions: usize,
+        budget: u32,
+        rng: &mut R,
+    ) -> GumbelRoot {
         let base: Vec<f32> = priors
             .iter()
             .map(|&p| {
@@ -75,7 +87,8 @@ impl GumbelRoot {
         }
     }
 
-    /// g + logit + sigma(completed q) of each remaining action, in `remaining` order.
+    /// g + logit + sigma(completed q) of each remaining action, in `remaining` order, with
+    /// sigma over all root actions (the rescaling's range and the most visits included).
     /// `q(a)` is the action's value if visited; unvisited actions take the root value `v`.
     fn scores(
         &self,
@@ -83,13 +96,13 @@ impl GumbelRoot {
         visits: &impl Fn(usize) -> u32,
         v: f32,
     ) -> Vec<f32> {
-        let max_visits = self.remaining.iter().map(|&a| visits(a)).max().unwrap_or(0);
-        let completed: Vec<f32> = self.remaining.iter().map(|&a| q(a).unwrap_or(v)).collect();
+        let actions = 0..self.base.len();
+        let max_visits = actions.clone().map(visits).max().unwrap_or(0);
+        let completed: Vec<f32> = actions.map(|a| q(a).unwrap_or(v)).collect();
         let sigma = sigmas(&completed, max_visits);
         self.remaining
             .iter()
-            .zip(sigma)
-            .map(|(&a, s)| self.base[a] + s)
+            .map(|&a| self.base[a] + sigma[a])
             .collect()
     }
 

@@ -1,15 +1,29 @@
-//! Searching a position: one MCTS core (PUCT with first-play urgency, or a Gumbel root with
-//! Sequential Halving), the classic alpha-beta engine, and the players built from a spec
-//! that play, UCI, the arena and self-play datasets use.
+//! Searching a position.
+//!
+//! - [`mcts`]: the one MCTS core, resumable (a leaf at a time, for batched evaluation),
+//!   with the root policy a parameter: PUCT with first-play urgency, PUCT with Dirichlet
+//!   noise, or a Gumbel root with Sequential Halving ([`gumbel`]), over the tree of
+//!   [`tree`]. Self-play (`ninjazero-selfplay`) and the single-position MCTS engine both
+//!   run it.
+//! - [`alphabeta`]: the classic alpha-beta engine.
+//! - [`engine`]: the one interface of every engine ([`Engine`], with [`Limits`] and a
+//!   [`SearchInfo`] report) that play, UCI, the arena, player datasets and the values
+//!   matches drive, and the engines: MCTS, alpha-beta, random.
+//! - [`spec`]: engines named by text (`alphabeta:depth=3`), parsed once into an
+//!   [`EngineSpec`] and built for a variant.
 
 pub mod alphabeta;
+pub mod engine;
 pub mod gumbel;
 pub mod mcts;
-pub mod players;
+pub mod spec;
 pub mod tree;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
-pub use mcts::{SearchInfo, SearchLimits, Searcher};
+pub use engine::{
+    AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchInfo,
+};
+pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
-pub use players::{parse_player, AlphaBetaPlayer, MctsPlayer, Player, RandomPlayer};
+pub use spec::{EngineSpec, MctsBudget, SpecError};

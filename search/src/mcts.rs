@@ -1,16 +1,106 @@
-//! Searching one position for a player (terminal play, UCI, arena): PUCT without noise,
-//! limited by simulations, time or a stop flag, reporting the principal variation.
+//! The MCTS core: one resumable search loop, with the root policy a parameter (in the
+//! spirit of DeepMind's mctx).
+//!
+//! [`MctsSearch`] owns the tree of one game's current position. [`MctsSearch::start`]
+//! begins the search of a move with a budget and a [`RootPolicy`]; [`MctsSearch::next_leaf`]
+//! (or one simulation at a time, [`MctsSearch::step`]) descends, finishing the simulations
+//! that end in a terminal position at once, until a leaf needs an evaluation, which
+//! [`MctsSearch::complete_leaf`] takes back. The results are read off the root (visits, Q,
+//! the Gumbel root's choice, the improved policy target, the principal variation), and
+//! [`MctsSearch::advance`] keeps the subtree of the move played for the next search.
+//!
+//! The evaluation is the caller's business: the single-position engine
+//! ([`crate::engine::MctsEngine`]) evaluates each leaf at once (batch 1), self-play
+//! (`ninjazero-selfplay`) batches the leaves of many games into one network call.
+//!
+//! Below the root, children are chosen by PUCT with first-play urgency; at the root by the
+//! root policy: the same PUCT, PUCT on priors mixed with Dirichlet noise (AlphaZero's
+//! self-play exploration), or Gumbel top-k sampling with Sequential Halving over the
+//! search's budget (see [`crate::gumbel`]). A new root policy is one more [`RootPolicy`]
+//! variant and its cases in [`MctsSearch::set_up_root`], the root descent and the results.
 
-use crate::tree::{NodeState, Puct, Tree};
-use crate::SearchConfig;
-use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
-use ninjazero_rules::{Game, Move, MoveList, Position};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::engine::{Score, SearchInfo};
+use crate::gumbel::{improved_policy, GumbelRoot};
+use crate::tree::{Edge, NodeState, Puct, Tree};
+use crate::{RootSearch, SearchConfig};
+use ninjazero_model::{EvalRequest, Evaluation};
+use ninjazero_rules::{Move, MoveList, Position};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
 use std::time::{Duration, Instant};
+
+/// How the root chooses the move to simulate next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RootPolicy {
+    /// PUCT, as below the root.
+    Puct,
+    /// PUCT on the priors mixed with Dirichlet noise, `(1 - epsilon) p + epsilon n` with
+    /// `n ~ Dir(alpha_total / legal moves)` (AlphaZero). The noise is drawn from the
+    /// caller's random stream once the root has priors.
+    DirichletPuct { alpha_total: f64, epsilon: f32 },
+    /// Gumbel top-`actions` sampling and Sequential Halving over the search's budget
+    /// (Danihelka et al., ICLR 2022); the Gumbel noise is drawn from the caller's stream.
+    Gumbel { actions: usize },
+}
+
+impl RootPolicy {
+    /// The root policy `config` asks for: Gumbel for [`RootSearch::Gumbel`]; for
+    /// [`RootSearch::Puct`], PUCT with Dirichlet noise when `exploring` (full self-play
+    /// searches), plain PUCT otherwise (cheap self-play searches, playing strength).
+    pub fn of(config: &SearchConfig, exploring: bool) -> RootPolicy {
+        match config.root_search {
+            RootSearch::Gumbel => RootPolicy::Gumbel {
+                actions: config.gumbel_actions,
+            },
+            RootSearch::Puct if exploring => RootPolicy::DirichletPuct {
+                alpha_total: config.dirichlet_alpha_total,
+                epsilon: config.dirichlet_epsilon,
+            },
+            RootSearch::Puct => RootPolicy::Puct,
+        }
+    }
+}
+
+/// What one simulation step did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A leaf waits for its evaluation ([`MctsSearch::request`], then
+    /// [`MctsSearch::complete_leaf`]).
+    Evaluate,
+    /// A simulation ended in a terminal position and was backed up.
+    Simulated,
+    /// The budget is spent, or the root itself is terminal: nothing to simulate.
+    Finished,
+}
+
+/// A leaf waiting for its evaluation.
+#[derive(Clone, Debug)]
+struct PendingLeaf {
+    path: Vec<u32>,
+    moves: MoveList,
+    repetitions: u32,
+}
+
+/// The search tree of a game's current position and the search of its move.
+#[derive(Clone, Debug)]
+pub struct MctsSearch {
+    tree: Tree,
+    puct: Puct,
+    policy: RootPolicy,
+    /// Simulations of this search (on top of what a reused tree holds).
+    budget: u32,
+    done: u32,
+    /// Whether the root policy is set up (it needs the root's priors).
+    ready: bool,
+    noisy_priors: Option<Vec<f32>>,
+    gumbel: Option<GumbelRoot>,
+    leaf: Option<PendingLeaf>,
+    movegen: Duration,
+}
 
 /// Occurrences of the position at the end of `path`, counting the game's positions before
 /// the root (`history`, ending with the root) and the path below the root.
-pub fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
+fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
     let hash = tree
         .node(*path.last().expect("a path holds the root"))
         .position
@@ -24,7 +114,7 @@ pub fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
 }
 
 /// The value of a finished position for its side to move, or None if play goes on.
-pub fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -> Option<f32> {
+fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -> Option<f32> {
     if moves.is_empty() {
         let outcome = position.outcome()?;
         return Some(match outcome.winner {
@@ -36,147 +126,313 @@ pub fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -
     (position.halfmove_clock() >= 100 || repetitions >= 3).then_some(0.0)
 }
 
-/// When to stop searching (whichever comes first; at least one simulation is run).
-#[derive(Clone, Debug, Default)]
-pub struct SearchLimits {
-    pub simulations: Option<u64>,
-    pub time: Option<Duration>,
-}
-
-/// The state of a search, as reported while it runs and at its end.
-#[derive(Clone, Debug)]
-pub struct SearchInfo {
-    pub best: Move,
-    /// Expected score in [-1, 1] for the side to move.
-    pub value: f32,
-    pub simulations: u64,
-    pub elapsed: Duration,
-    /// The most visited line from the root.
-    pub pv: Vec<Move>,
-    /// Each root move with its visit count, most visited first.
-    pub root_visits: Vec<(Move, u32)>,
-}
-
-impl SearchInfo {
-    /// The value as centipawns, for engine protocols (the usual logistic-style mapping).
-    pub fn centipawns(&self) -> i32 {
-        let v = self.value.clamp(-0.999, 0.999);
-        (290.68 * (1.548 * v).tan()).round() as i32
-    }
-}
-
-/// Searches positions one leaf at a time with a given evaluator.
-pub struct Searcher<'e> {
-    evaluator: &'e mut dyn Evaluator,
-    puct: Puct,
-}
-
-impl<'e> Searcher<'e> {
-    pub fn new(evaluator: &'e mut dyn Evaluator, config: &SearchConfig) -> Searcher<'e> {
-        Searcher {
-            evaluator,
-            puct: Puct {
-                c_puct: config.c_puct,
-                fpu_reduction: config.fpu_reduction,
-            },
+impl MctsSearch {
+    /// A tree holding only `position`, with the exploration settings of every descent.
+    /// Call [`MctsSearch::start`] before searching.
+    pub fn new(position: Position, puct: Puct) -> MctsSearch {
+        MctsSearch {
+            tree: Tree::new(position),
+            puct,
+            policy: RootPolicy::Puct,
+            budget: 0,
+            done: 0,
+            ready: false,
+            noisy_priors: None,
+            gumbel: None,
+            leaf: None,
+            movegen: Duration::ZERO,
         }
     }
 
-    /// Searches the current position of `game`. `report` is called about every 100 ms
-    /// and at the end; `stop` ends the search early when set. None if the game is over.
-    pub fn search(
-        &mut self,
-        game: &Game,
-        limits: &SearchLimits,
-        stop: &AtomicBool,
-        report: &mut dyn FnMut(&SearchInfo),
-    ) -> Option<SearchInfo> {
+    /// Starts the search of the root's move: `budget` simulations (at least one) with the
+    /// root `policy`. A root that already has priors (a reused tree) gets its noise or Gumbel
+    /// schedule from `rng` now, a new root once its evaluation is in.
+    pub fn start<R: Rng + ?Sized>(&mut self, budget: u32, policy: RootPolicy, rng: &mut R) {
+        self.policy = policy;
+        self.budget = budget.max(1);
+        self.done = 0;
+        self.ready = false;
+        self.noisy_priors = None;
+        self.gumbel = None;
+        self.leaf = None;
+        if self.tree.root().state == NodeState::Expanded {
+            self.set_up_root(rng);
+        }
+    }
+
+    /// Whether the search is over: its budget is spent (or the root is terminal).
+    pub fn is_finished(&self) -> bool {
+        self.root_is_terminal() || (self.ready && self.done >= self.budget)
+    }
+
+    /// Whether the root's game is over (mate, stalemate, or a draw by rule with the
+    /// repetitions of the game's history): there is nothing to search.
+    pub fn root_is_terminal(&self) -> bool {
+        matches!(self.tree.root().state, NodeState::Terminal(_))
+    }
+
+    /// One simulation: descends from the root and either finishes it (a terminal position)
+    /// or stops at the leaf that needs an evaluation. `history` holds the hashes of the
+    /// game's positions, ending with the root's (for repetitions).
+    pub fn step(&mut self, history: &[u64]) -> Step {
+        if self.leaf.is_some() {
+            return Step::Evaluate;
+        }
+        if self.is_finished() {
+            return Step::Finished;
+        }
+        let path = self.descend();
+        let node = *path.last().expect("a path holds the root");
+        if let NodeState::Terminal(value) = self.tree.node(node).state {
+            self.finish_simulation(&path, value);
+            return Step::Simulated;
+        }
         let started = Instant::now();
-        let mut tree = Tree::new(game.position().clone());
-        let mut evaluation = vec![Evaluation::default()];
-        let mut simulations = 0u64;
-        let mut last_report = started;
-        loop {
-            self.simulate(&mut tree, game.hashes(), &mut evaluation);
-            simulations += 1;
-            if tree.root().state != NodeState::Expanded {
-                return None;
+        let moves = self.tree.node(node).position.legal_moves();
+        self.movegen += started.elapsed();
+        let repetitions = repetitions(history, &self.tree, &path);
+        match terminal_value(&self.tree.node(node).position, &moves, repetitions) {
+            Some(value) => {
+                self.tree.nodes[node as usize].state = NodeState::Terminal(value);
+                self.finish_simulation(&path, value);
+                Step::Simulated
             }
-            let out_of_time = limits.time.is_some_and(|t| started.elapsed() >= t);
-            let enough = limits.simulations.is_some_and(|n| simulations >= n);
-            let done = out_of_time || enough || stop.load(Ordering::Relaxed);
-            if done || last_report.elapsed() >= Duration::from_millis(100) {
-                last_report = Instant::now();
-                let info = summarize(&tree, simulations, started.elapsed());
-                report(&info);
-                if done {
-                    return Some(info);
-                }
+            None => {
+                self.leaf = Some(PendingLeaf {
+                    path,
+                    moves,
+                    repetitions,
+                });
+                Step::Evaluate
             }
         }
     }
 
-    fn simulate(&mut self, tree: &mut Tree, history: &[u64], evaluation: &mut [Evaluation]) {
-        let mut node = tree.root;
+    /// Simulates until a leaf needs an evaluation (true) or the search is finished (false).
+    pub fn next_leaf(&mut self, history: &[u64]) -> bool {
+        loop {
+            match self.step(history) {
+                Step::Evaluate => return true,
+                Step::Finished => return false,
+                Step::Simulated => {}
+            }
+        }
+    }
+
+    /// The evaluation request of the pending leaf, if any.
+    pub fn request(&self) -> Option<EvalRequest<'_>> {
+        let leaf = self.leaf.as_ref()?;
+        let node = *leaf.path.last().expect("a path holds the root");
+        Some(EvalRequest {
+            position: &self.tree.node(node).position,
+            moves: &leaf.moves,
+            repetitions: leaf.repetitions,
+        })
+    }
+
+    /// Takes the evaluation of the pending leaf (nothing happens without one): expands it
+    /// and backs its value up. Sets up the root policy (with `rng`) once the root has
+    /// priors.
+    pub fn complete_leaf<R: Rng + ?Sized>(&mut self, evaluation: &Evaluation, rng: &mut R) {
+        let Some(leaf) = self.leaf.take() else {
+            return;
+        };
+        let node = *leaf.path.last().expect("a path holds the root");
+        self.tree.expand(node, &leaf.moves, &evaluation.priors);
+        self.finish_simulation(&leaf.path, evaluation.value());
+        if !self.ready {
+            self.set_up_root(rng);
+        }
+    }
+
+    fn finish_simulation(&mut self, path: &[u32], value: f32) {
+        self.tree.backup(path, value);
+        self.done += 1;
+    }
+
+    /// Root to leaf: the root's choice follows the root policy, below it PUCT.
+    fn descend(&mut self) -> Vec<u32> {
+        let mut node = self.tree.root;
         let mut path = vec![node];
-        while tree.node(node).state == NodeState::Expanded {
-            let edge = tree.select_edge(node, self.puct, None);
-            node = tree.child(node, edge);
+        while self.tree.node(node).state == NodeState::Expanded {
+            let edge = if node == self.tree.root {
+                self.root_edge()
+            } else {
+                self.tree.select_edge(node, self.puct, None)
+            };
+            node = self.tree.child(node, edge);
             path.push(node);
         }
-        if let NodeState::Terminal(value) = tree.node(node).state {
-            tree.backup(&path, value);
-            return;
-        }
-        let moves = tree.node(node).position.legal_moves();
-        let reps = repetitions(history, tree, &path);
-        if let Some(value) = terminal_value(&tree.node(node).position, &moves, reps) {
-            tree.nodes[node as usize].state = NodeState::Terminal(value);
-            tree.backup(&path, value);
-            return;
-        }
-        let request = EvalRequest {
-            position: &tree.node(node).position,
-            moves: &moves,
-            repetitions: reps,
-        };
-        self.evaluator.evaluate(&[request], evaluation);
-        tree.expand(node, &moves, &evaluation[0].priors);
-        tree.backup(&path, evaluation[0].value());
+        path
     }
-}
 
-/// Best move, value and principal variation of a searched tree.
-fn summarize(tree: &Tree, simulations: u64, elapsed: Duration) -> SearchInfo {
-    let most_visited = |node: u32| {
-        tree.edges(node)
-            .iter()
-            .max_by_key(|e| tree.child_visits(e))
-            .filter(|e| tree.child_visits(e) > 0)
-            .copied()
-    };
-    let mut pv = Vec::new();
-    let mut node = tree.root;
-    while let Some(edge) = most_visited(node) {
-        pv.push(edge.mv);
-        node = edge.child;
+    fn root_edge(&mut self) -> usize {
+        let tree = &self.tree;
+        let edges = tree.edges(tree.root);
+        match self.gumbel.as_mut() {
+            Some(gumbel) => gumbel.next_action(
+                |a| tree.child_q(&edges[a]),
+                |a| tree.child_visits(&edges[a]),
+                tree.root().value(),
+            ),
+            None => tree.select_edge(tree.root, self.puct, self.noisy_priors.as_deref()),
+        }
     }
-    let root_edges = tree.edges(tree.root);
-    let mut root_visits: Vec<(Move, u32)> = root_edges
-        .iter()
-        .map(|e| (e.mv, tree.child_visits(e)))
-        .collect();
-    root_visits.sort_by_key(|&(_, visits)| std::cmp::Reverse(visits));
-    let best = pv.first().copied().unwrap_or(root_edges[0].mv);
-    let value = most_visited(tree.root)
-        .and_then(|e| tree.child_q(&e))
-        .unwrap_or(tree.root().value());
-    SearchInfo {
-        best,
-        value,
-        simulations,
-        elapsed,
-        pv,
-        root_visits,
+
+    /// The root policy's set-up, once the root has priors: Dirichlet noise, or the Gumbel
+    /// schedule for this search's budget.
+    fn set_up_root<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let priors = self.priors();
+        match self.policy {
+            RootPolicy::Gumbel { actions } => {
+                self.gumbel = Some(GumbelRoot::new(&priors, actions, self.budget, rng));
+            }
+            RootPolicy::DirichletPuct {
+                alpha_total,
+                epsilon,
+            } if priors.len() > 1 => {
+                let alpha = (alpha_total / priors.len() as f64).max(1e-3);
+                let gamma = Gamma::new(alpha, 1.0).expect("alpha is positive");
+                let noise: Vec<f64> = priors.iter().map(|_| gamma.sample(rng)).collect();
+                let sum: f64 = noise.iter().sum::<f64>().max(1e-12);
+                self.noisy_priors = Some(
+                    priors
+                        .iter()
+                        .zip(&noise)
+                        .map(|(&p, &n)| (1.0 - epsilon) * p + epsilon * (n / sum) as f32)
+                        .collect(),
+                );
+            }
+            RootPolicy::DirichletPuct { .. } | RootPolicy::Puct => {}
+        }
+        self.ready = true;
+    }
+
+    /// Makes the child behind the root's edge `edge` the new root, keeping its subtree.
+    pub fn advance(&mut self, edge: usize) {
+        self.tree.advance(edge);
+        self.leaf = None;
+        self.ready = false;
+        self.noisy_priors = None;
+        self.gumbel = None;
+    }
+
+    /// The tree (read only).
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The root's position.
+    pub fn root_position(&self) -> &Position {
+        &self.tree.root().position
+    }
+
+    /// The root's mean value for its side to move.
+    pub fn root_value(&self) -> f32 {
+        self.tree.root().value()
+    }
+
+    /// Simulations of the current search so far.
+    pub fn simulations(&self) -> u32 {
+        self.done
+    }
+
+    /// Time spent generating legal moves at leaves, over every search of this tree.
+    pub fn movegen(&self) -> Duration {
+        self.movegen
+    }
+
+    /// The root's edges (its legal moves with their priors), in move generation order; the
+    /// per-move results below follow this order.
+    pub fn root_edges(&self) -> &[Edge] {
+        self.tree.edges(self.tree.root)
+    }
+
+    /// The root's priors, from the evaluator (without noise).
+    pub fn priors(&self) -> Vec<f32> {
+        self.root_edges().iter().map(|e| e.prior).collect()
+    }
+
+    /// Visits of each root move.
+    pub fn visits(&self) -> Vec<u32> {
+        let edges = self.root_edges();
+        edges.iter().map(|e| self.tree.child_visits(e)).collect()
+    }
+
+    /// Q of each root move for the side to move at the root, if visited.
+    pub fn q(&self) -> Vec<Option<f32>> {
+        let edges = self.root_edges();
+        edges.iter().map(|e| self.tree.child_q(e)).collect()
+    }
+
+    /// The most visited root move (the first of equals).
+    pub fn most_visited(&self) -> usize {
+        let visits = self.visits();
+        (0..visits.len())
+            .max_by_key(|&i| (visits[i], std::cmp::Reverse(i)))
+            .unwrap_or(0)
+    }
+
+    /// The Gumbel root's choice (the best remaining action by g + logit + sigma(completed
+    /// Q)); None for the PUCT root policies, whose move the caller picks from the visits.
+    pub fn gumbel_choice(&self) -> Option<usize> {
+        let gumbel = self.gumbel.as_ref()?;
+        let (q, visits) = (self.q(), self.visits());
+        Some(gumbel.chosen(|a| q[a], |a| visits[a], self.root_value()))
+    }
+
+    /// The policy training target per root move: the improved policy softmax(logit +
+    /// sigma(completed Q)) of a Gumbel root, else the visit distribution.
+    pub fn policy_target(&self) -> Vec<f32> {
+        let visits = self.visits();
+        if self.gumbel.is_some() {
+            return improved_policy(&self.priors(), &self.q(), &visits, self.root_value());
+        }
+        let total = visits.iter().sum::<u32>().max(1) as f32;
+        visits.iter().map(|&v| v as f32 / total).collect()
+    }
+
+    /// The search's report: the best move (the Gumbel root's choice, else the most visited
+    /// move), its value, the principal variation (the best move, then the most visited line),
+    /// each root move's visits. Call once the root is expanded.
+    pub fn info(&self, elapsed: Duration) -> SearchInfo {
+        let tree = &self.tree;
+        let most_visited = |node: u32| {
+            tree.edges(node)
+                .iter()
+                .max_by_key(|e| tree.child_visits(e))
+                .filter(|e| tree.child_visits(e) > 0)
+                .copied()
+        };
+        let root_edges = self.root_edges();
+        let first = match self.gumbel_choice() {
+            Some(choice) => Some(root_edges[choice]),
+            None => most_visited(tree.root),
+        };
+        let mut pv = Vec::new();
+        let mut edge = first;
+        while let Some(e) = edge.filter(|e| e.child != crate::tree::NO_CHILD) {
+            pv.push(e.mv);
+            edge = most_visited(e.child);
+        }
+        let mut root_visits: Vec<(Move, u32)> = root_edges
+            .iter()
+            .map(|e| (e.mv, tree.child_visits(e)))
+            .collect();
+        root_visits.sort_by_key(|&(_, visits)| std::cmp::Reverse(visits));
+        let best = first.map_or(root_edges[0].mv, |e| e.mv);
+        let value = first
+            .and_then(|e| tree.child_q(&e))
+            .unwrap_or(tree.root().value());
+        SearchInfo {
+            best,
+            score: Score::Value(value),
+            depth: pv.len() as u32,
+            nodes: u64::from(self.done),
+            simulations: Some(u64::from(self.done)),
+            elapsed,
+            pv,
+            root_visits,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The search tree of one game: an arena of nodes, each owning a contiguous run of edges.
 //! Values are stored from the view of the side to move at the node.
 
+use crate::SearchConfig;
 use ninjazero_rules::{Move, Position};
 
 pub const NO_CHILD: u32 = u32::MAX;
@@ -66,6 +67,16 @@ pub struct Tree {
 pub struct Puct {
     pub c_puct: f32,
     pub fpu_reduction: f32,
+}
+
+impl From<&SearchConfig> for Puct {
+    /// The exploration settings of `config`.
+    fn from(config: &SearchConfig) -> Puct {
+        Puct {
+            c_puct: config.c_puct,
+            fpu_reduction: config.fpu_reduction,
+        }
+    }
 }
 
 impl Tree {

@@ -116,10 +116,10 @@ fn check_draws() {
 ///   a2: −2.112846 + 5.1  = 2.987154;  a3: −0.049077 + 0    = −0.049077
 /// The better half is a0, a2 (a0 ahead of a2, whose q is higher, by its noise and prior);
 /// round 2 visits each ⌊8 / (2·2)⌋ = 2 times: a0, a2, a0, a2.
-/// The choice after it (a0 and a2 with 3 visits each, same q): σ over the two actions
-/// compared is (53·0.1)·(0, 1) = (0, 5.3), so a0: −1.294395, a2: −2.112846 + 5.3 = 3.187154:
-/// a2. (Rescaling over all four actions, as mctx does, would give a0 σ = 5.3·0.9 = 4.77 and
-/// a score of 3.475605, and choose a0: see the report of this test's commit.)
+/// The choice after it (a0 and a2 with 3 visits each, same q): σ is rescaled over all four
+/// actions, as mctx does (q from 0.0 to 1.0, so q̂ = q), with the most visits 3:
+/// σ = 5.3·q̂, a0: −1.294395 + 5.3·0.9 = 3.475605, a2: −2.112846 + 5.3 = 3.187154: a0.
+/// (Rescaling over the two actions compared only would give a0 σ = 0 and choose a2.)
 #[test]
 fn sequential_halving_keeps_the_better_half_by_noise_logit_and_sigma() {
     check_draws();
@@ -137,7 +137,7 @@ fn sequential_halving_keeps_the_better_half_by_noise_logit_and_sigma() {
     assert_eq!(order, [3, 1, 0, 2, 0, 2, 0, 2]);
     assert_eq!(visits, [3, 1, 3, 1]);
     let chosen = root.chosen(|a| Some(q_of[a]), |a| visits[a], 0.5);
-    assert_eq!(chosen, 2);
+    assert_eq!(chosen, 0);
 }
 
 /// Top 2 of 4 (same seed and priors): only a3 and a1, the two best by g + logit, are

@@ -1,4 +1,10 @@
-//! One self-play game: its tree, the search of the current move, and its records.
+//! One self-play game: the search of its current move, and its records.
+//!
+//! The search is the core of `ninjazero-search` ([`MctsSearch`]); this module adds what
+//! self-play needs around it: playout cap randomization (a full or a cheap search for each
+//! move), the root policy of each (Dirichlet noise on full PUCT searches, or the Gumbel
+//! root), the move choice (the Gumbel root's, or visit-proportional sampling in the opening),
+//! the records with their policy targets, resignation and adjudication.
 //!
 //! The scheduler drives many games in lock step: [`SelfPlayGame::prepare_leaf`] runs the
 //! search until it needs a network evaluation (simulations ending in a terminal node are
@@ -8,53 +14,28 @@
 use ninjazero_data::{GameRecord, PolicyEntry, PositionRecord};
 use ninjazero_model::{move_index, BoardShape, EvalRequest, Evaluation};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
-use ninjazero_rules::{Color, Game, MoveList, Position};
-use ninjazero_search::gumbel::{improved_policy, GumbelRoot};
-use ninjazero_search::mcts::{repetitions, terminal_value};
-use ninjazero_search::tree::{NodeState, Puct, Tree};
-use ninjazero_search::{RootSearch, SearchConfig};
+use ninjazero_rules::{Color, Game, Position};
+use ninjazero_search::tree::Puct;
+use ninjazero_search::{MctsSearch, RootPolicy, SearchConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Gamma};
-use std::time::{Duration, Instant};
-
-/// A leaf waiting for the network.
-#[derive(Debug)]
-pub struct PendingLeaf {
-    path: Vec<u32>,
-    moves: MoveList,
-    repetitions: u32,
-}
-
-/// The search of the move to play now.
-#[derive(Debug)]
-struct MoveSearch {
-    /// Simulations to run for this move (on top of what the reused tree holds).
-    target: u32,
-    done: u32,
-    /// A full search gives a policy training target; a cheap one does not.
-    full: bool,
-    /// Set up once the root is expanded: noise or the Gumbel schedule.
-    ready: bool,
-    noisy_priors: Option<Vec<f32>>,
-    gumbel: Option<GumbelRoot>,
-}
+use std::time::Duration;
 
 pub struct SelfPlayGame {
     pub id: u64,
     shape: BoardShape,
+    /// The game's random stream: playout cap randomization, the root policy's noise, the
+    /// opening's move sampling, in the order the game needs them.
     rng: StdRng,
     game: Game,
-    tree: Tree,
-    search: MoveSearch,
-    leaf: Option<PendingLeaf>,
+    search: MctsSearch,
+    /// Whether the current move gets a full search (its policy is a training target).
+    full_search: bool,
     records: Vec<PositionRecord>,
     resign_disabled: bool,
     low_value_streak: [u32; 2],
     would_resign: Option<(Color, u16)>,
     result: Option<(Option<Color>, String)>,
-    /// Time spent generating legal moves at leaves.
-    pub movegen: Duration,
 }
 
 impl SelfPlayGame {
@@ -65,24 +46,15 @@ impl SelfPlayGame {
         let mut game = SelfPlayGame {
             id,
             shape: BoardShape::of(start.variant()),
-            tree: Tree::new(start.clone()),
+            search: MctsSearch::new(start.clone(), Puct::from(config)),
             game: Game::from_position(start),
-            search: MoveSearch {
-                target: 0,
-                done: 0,
-                full: false,
-                ready: false,
-                noisy_priors: None,
-                gumbel: None,
-            },
+            full_search: false,
             rng,
-            leaf: None,
             records: Vec::new(),
             resign_disabled,
             low_value_streak: [0; 2],
             would_resign: None,
             result: None,
-            movegen: Duration::ZERO,
         };
         game.begin_move(config);
         game
@@ -97,183 +69,56 @@ impl SelfPlayGame {
         self.result.is_some()
     }
 
+    /// Time spent generating legal moves at leaves.
+    pub fn movegen(&self) -> Duration {
+        self.search.movegen()
+    }
+
     /// The evaluation request of the pending leaf, if any.
     pub fn request(&self) -> Option<EvalRequest<'_>> {
-        let leaf = self.leaf.as_ref()?;
-        let node = *leaf.path.last().expect("a path holds the root");
-        Some(EvalRequest {
-            position: &self.tree.node(node).position,
-            moves: &leaf.moves,
-            repetitions: leaf.repetitions,
-        })
+        self.search.request()
     }
 
     /// Searches until a leaf needs the network (true) or the game is over (false).
     pub fn prepare_leaf(&mut self, config: &SearchConfig) -> bool {
         while self.result.is_none() {
-            if self.search.ready && self.search.done >= self.search.target {
-                self.play_searched_move(config);
-                continue;
+            if self.search.next_leaf(self.game.hashes()) {
+                return true;
             }
-            let path = self.descend(config);
-            let node = *path.last().expect("a path holds the root");
-            match self.tree.node(node).state {
-                NodeState::Terminal(value) => self.finish_simulation(&path, value),
-                _ => {
-                    let started = Instant::now();
-                    let moves = self.tree.node(node).position.legal_moves();
-                    self.movegen += started.elapsed();
-                    let repetitions = repetitions(self.game.hashes(), &self.tree, &path);
-                    match terminal_value(&self.tree.node(node).position, &moves, repetitions) {
-                        Some(value) => {
-                            self.tree.nodes[node as usize].state = NodeState::Terminal(value);
-                            self.finish_simulation(&path, value);
-                        }
-                        None => {
-                            self.leaf = Some(PendingLeaf {
-                                path,
-                                moves,
-                                repetitions,
-                            });
-                            return true;
-                        }
-                    }
-                }
-            }
+            self.play_searched_move(config);
         }
         false
     }
 
     /// Takes the network's evaluation of the pending leaf.
-    pub fn complete_leaf(&mut self, evaluation: &Evaluation, config: &SearchConfig) {
-        let Some(leaf) = self.leaf.take() else {
-            return;
-        };
-        let node = *leaf.path.last().expect("a path holds the root");
-        self.tree.expand(node, &leaf.moves, &evaluation.priors);
-        self.finish_simulation(&leaf.path, evaluation.value());
-        if !self.search.ready {
-            self.set_up_root(config);
-        }
-    }
-
-    fn finish_simulation(&mut self, path: &[u32], value: f32) {
-        self.tree.backup(path, value);
-        self.search.done += 1;
-    }
-
-    /// Root to leaf: the root's choice follows the root search, below it PUCT.
-    fn descend(&mut self, config: &SearchConfig) -> Vec<u32> {
-        let puct = Puct {
-            c_puct: config.c_puct,
-            fpu_reduction: config.fpu_reduction,
-        };
-        let mut node = self.tree.root;
-        let mut path = vec![node];
-        while self.tree.node(node).state == NodeState::Expanded {
-            let edge = if node == self.tree.root {
-                self.root_edge(puct)
-            } else {
-                self.tree.select_edge(node, puct, None)
-            };
-            node = self.tree.child(node, edge);
-            path.push(node);
-        }
-        path
-    }
-
-    fn root_edge(&mut self, puct: Puct) -> usize {
-        let tree = &self.tree;
-        let edges = tree.edges(tree.root);
-        match self.search.gumbel.as_mut() {
-            Some(gumbel) => gumbel.next_action(
-                |a| tree.child_q(&edges[a]),
-                |a| tree.child_visits(&edges[a]),
-                tree.root().value(),
-            ),
-            None => tree.select_edge(tree.root, puct, self.search.noisy_priors.as_deref()),
-        }
+    pub fn complete_leaf(&mut self, evaluation: &Evaluation) {
+        self.search.complete_leaf(evaluation, &mut self.rng);
     }
 
     /// Starts the search of the next move (playout cap randomization decides its size).
     fn begin_move(&mut self, config: &SearchConfig) {
         let full = self.rng.random_bool(config.full_search_probability);
-        self.search = MoveSearch {
-            target: if full {
-                config.simulations
-            } else {
-                config.cheap_simulations
-            }
-            .max(1),
-            done: 0,
-            full,
-            ready: false,
-            noisy_priors: None,
-            gumbel: None,
+        self.full_search = full;
+        let budget = if full {
+            config.simulations
+        } else {
+            config.cheap_simulations
         };
-        if self.tree.root().state == NodeState::Expanded {
-            self.set_up_root(config);
-        }
-    }
-
-    /// Root exploration, once the root has priors: Dirichlet noise for full PUCT
-    /// searches, or the Gumbel schedule.
-    fn set_up_root(&mut self, config: &SearchConfig) {
-        let priors: Vec<f32> = self
-            .tree
-            .edges(self.tree.root)
-            .iter()
-            .map(|e| e.prior)
-            .collect();
-        match config.root_search {
-            RootSearch::Gumbel => {
-                let budget = self.search.target;
-                self.search.gumbel = Some(GumbelRoot::new(
-                    &priors,
-                    config.gumbel_actions,
-                    budget,
-                    &mut self.rng,
-                ));
-            }
-            RootSearch::Puct if self.search.full && priors.len() > 1 => {
-                let alpha = (config.dirichlet_alpha_total / priors.len() as f64).max(1e-3);
-                let gamma = Gamma::new(alpha, 1.0).expect("alpha is positive");
-                let noise: Vec<f64> = priors.iter().map(|_| gamma.sample(&mut self.rng)).collect();
-                let sum: f64 = noise.iter().sum::<f64>().max(1e-12);
-                let eps = config.dirichlet_epsilon;
-                self.search.noisy_priors = Some(
-                    priors
-                        .iter()
-                        .zip(&noise)
-                        .map(|(&p, &n)| (1.0 - eps) * p + eps * (n / sum) as f32)
-                        .collect(),
-                );
-            }
-            RootSearch::Puct => {}
-        }
-        self.search.ready = true;
+        self.search
+            .start(budget, RootPolicy::of(config, full), &mut self.rng);
     }
 
     /// Picks the move from the finished search, records the position, and plays it (or
     /// resigns).
     fn play_searched_move(&mut self, config: &SearchConfig) {
-        let root = self.tree.root;
-        let position = self.tree.root().position.clone();
-        let root_value = self.tree.root().value();
-        let edges = self.tree.edges(root).to_vec();
-        let visits: Vec<u32> = edges.iter().map(|e| self.tree.child_visits(e)).collect();
-        let q: Vec<Option<f32>> = edges.iter().map(|e| self.tree.child_q(e)).collect();
-        let (choice, target) = match &self.search.gumbel {
-            Some(gumbel) => {
-                let priors: Vec<f32> = edges.iter().map(|e| e.prior).collect();
-                let choice = gumbel.chosen(|a| q[a], |a| visits[a], root_value);
-                (choice, improved_policy(&priors, &q, &visits, root_value))
-            }
-            None => {
-                let total = visits.iter().sum::<u32>().max(1) as f32;
-                let target: Vec<f32> = visits.iter().map(|&v| v as f32 / total).collect();
-                (self.visit_choice(&visits, config), target)
-            }
+        let position = self.search.root_position().clone();
+        let root_value = self.search.root_value();
+        let edges = self.search.root_edges().to_vec();
+        let visits = self.search.visits();
+        let target = self.search.policy_target();
+        let choice = match self.search.gumbel_choice() {
+            Some(choice) => choice,
+            None => self.visit_choice(&visits, config),
         };
         if self.resigns(position.turn(), root_value, config) {
             self.result = Some((Some(!position.turn()), "resignation".to_string()));
@@ -296,13 +141,13 @@ impl SelfPlayGame {
                 })
                 .collect(),
             root_value,
-            full_search: self.search.full,
+            full_search: self.full_search,
             material: position.material(),
             hand: [position.hand(Color::White), position.hand(Color::Black)],
             move_played: edges[choice].mv.to_string(),
         });
         self.game.play_unchecked(edges[choice].mv);
-        self.tree.advance(choice);
+        self.search.advance(choice);
         self.check_end(root_value, config);
         if self.result.is_none() {
             self.begin_move(config);

@@ -1,7 +1,7 @@
-//! MCTS self-play: playout cap randomization, resignation with a share of games where it
-//! is disabled, and a scheduler that plays many games at once with one network batch per
-//! step, on top of the search core of `ninjazero-search`. Finished games go to Arrow files
-//! through `ninjazero-data`.
+//! MCTS self-play on the search core of `ninjazero-search` (`MctsSearch`, the same loop
+//! the single-position engine runs): playout cap randomization, resignation with a share of
+//! games where it is disabled, and a scheduler that plays many games at once with one
+//! network batch per step. Finished games go to Arrow files through `ninjazero-data`.
 
 pub mod game;
 pub mod scheduler;

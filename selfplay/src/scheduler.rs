@@ -118,7 +118,7 @@ pub fn run_selfplay(
         for game in finished {
             stats.games += 1;
             stats.positions += game.positions_played() as u64;
-            stats.movegen += game.movegen;
+            stats.movegen += game.movegen();
             let record = game.into_record(&options.model_id);
             stats.results[match record.winner {
                 Some(Color::White) => 0,
@@ -215,7 +215,7 @@ fn advance(
         .collect();
     games.par_iter_mut().zip(slots).for_each(|(game, slot)| {
         if let Some(slot) = slot {
-            game.complete_leaf(&results[slot], config);
+            game.complete_leaf(&results[slot]);
         }
         game.prepare_leaf(config);
     });

@@ -7,7 +7,7 @@ use ninjazero_data::{
 };
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Color, Position, Variant};
-use ninjazero_search::{parse_player, RootSearch, SearchConfig};
+use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, RootSearch, SearchConfig};
 use ninjazero_selfplay::{play_dataset, run_selfplay, RunStats, SelfPlayGame, SelfPlayOptions};
 use ninjazero_testkit::temp_dir;
 use std::collections::HashSet;
@@ -34,7 +34,7 @@ fn play_out(
     while game.prepare_leaf(config) {
         let request: EvalRequest = game.request().expect("a pending leaf");
         evaluator.evaluate(&[request], &mut out);
-        game.complete_leaf(&out[0], config);
+        game.complete_leaf(&out[0]);
     }
     game.into_record("test")
 }
@@ -231,45 +231,127 @@ fn model_free_self_play_favours_neither_colour() {
 }
 
 #[test]
-fn the_searcher_finds_mates_and_respects_its_limits() {
+fn the_mcts_engine_finds_mates_and_respects_its_limits() {
     use ninjazero_rules::Game;
-    use ninjazero_search::{SearchLimits, Searcher};
     use std::sync::atomic::AtomicBool;
-    let config = SearchConfig::default();
-    let mut evaluator = UniformEvaluator::default();
-    let mut searcher = Searcher::new(&mut evaluator, &config);
     let stop = AtomicBool::new(false);
     let position = Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap();
     let game = Game::from_position(position);
-    let limits = SearchLimits {
-        simulations: Some(300),
-        time: None,
+    let limits = Limits::simulations(300);
+    for root_search in [RootSearch::Puct, RootSearch::Gumbel] {
+        let config = SearchConfig {
+            root_search,
+            ..SearchConfig::default()
+        };
+        let mut engine = MctsEngine::new(
+            Box::new(UniformEvaluator::default()),
+            limits,
+            "test".to_string(),
+        )
+        .with_config(config);
+        let mut reports = 0;
+        let info = engine
+            .search(&game, &limits, &stop, &mut |_| reports += 1)
+            .unwrap();
+        assert_eq!(info.best.to_string(), "a1a8", "{root_search:?}");
+        assert_eq!(info.simulations, Some(300));
+        assert_eq!(info.nodes, 300);
+        assert!(
+            info.value() > 0.9,
+            "a mate scores as a win: {:?}",
+            info.score
+        );
+        assert_eq!(info.pv[0], info.best);
+        assert_eq!(info.depth as usize, info.pv.len());
+        assert!(reports >= 1);
+        assert_eq!(engine.choose(&game), info.best, "{root_search:?}");
+
+        let stopped = AtomicBool::new(true);
+        let info = engine
+            .search(&game, &Limits::default(), &stopped, &mut |_| {})
+            .unwrap();
+        assert_eq!(
+            info.simulations,
+            Some(1),
+            "a set stop flag ends the search after one simulation"
+        );
+
+        let mated = Game::from_position(
+            Position::from_fen(Variant::Chess, "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1").unwrap(),
+        );
+        assert!(engine.search(&mated, &limits, &stop, &mut |_| {}).is_none());
+    }
+}
+
+/// The single-position engine and self-play run the same search core: with a Gumbel root,
+/// the same budget and the same random stream (self-play draws nothing before the Gumbel
+/// noise when resignation is always disabled and every search is full), the first move's
+/// root visits, policy target and move are the same.
+#[test]
+fn the_engine_and_self_play_search_alike() {
+    use ninjazero_rules::Game;
+    use std::sync::atomic::AtomicBool;
+    let config = SearchConfig {
+        root_search: RootSearch::Gumbel,
+        simulations: 40,
+        gumbel_actions: 8,
+        full_search_probability: 1.0,
+        resign_disabled_fraction: 1.0,
+        ..quiet_config()
     };
-    let mut reports = 0;
-    let info = searcher
-        .search(&game, &limits, &stop, &mut |_| reports += 1)
-        .unwrap();
-    assert_eq!(info.best.to_string(), "a1a8");
-    assert_eq!(info.simulations, 300);
-    assert!(info.value > 0.9, "a mate scores as a win: {}", info.value);
-    assert_eq!(info.pv[0], info.best);
-    assert!(reports >= 1);
+    let (seed, id) = (11, 3);
+    for variant in [Variant::Chess, Variant::InsaneNinja] {
+        let start = Position::start(variant);
+        let mut game = SelfPlayGame::new(id, start.clone(), seed, &config);
+        let mut evaluator = UniformEvaluator::default();
+        let mut out = vec![Evaluation::default()];
+        while game.positions_played() == 0 {
+            assert!(game.prepare_leaf(&config));
+            if game.positions_played() > 0 {
+                break;
+            }
+            evaluator.evaluate(&[game.request().expect("a pending leaf")], &mut out);
+            game.complete_leaf(&out[0]);
+        }
+        let record = game.into_record("test");
+        let first = &record.positions[0];
 
-    let stopped = AtomicBool::new(true);
-    let info = searcher
-        .search(&game, &SearchLimits::default(), &stopped, &mut |_| {})
-        .unwrap();
-    assert_eq!(
-        info.simulations, 1,
-        "a set stop flag ends the search after one simulation"
-    );
-
-    let mated = Game::from_position(
-        Position::from_fen(Variant::Chess, "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1").unwrap(),
-    );
-    assert!(searcher
-        .search(&mated, &limits, &stop, &mut |_| {})
-        .is_none());
+        let mut engine = MctsEngine::new(
+            Box::new(UniformEvaluator::default()),
+            Limits::simulations(u64::from(config.simulations)),
+            "test".to_string(),
+        )
+        .with_config(config.clone())
+        .with_seed(seed);
+        engine.new_game(id);
+        let info = engine
+            .search(
+                &Game::from_position(start),
+                &Limits::simulations(u64::from(config.simulations)),
+                &AtomicBool::new(false),
+                &mut |_| {},
+            )
+            .unwrap();
+        let mut engine_visits: Vec<(String, u32)> = info
+            .root_visits
+            .iter()
+            .map(|(m, v)| (m.to_string(), *v))
+            .collect();
+        let mut game_visits: Vec<(String, u32)> = first
+            .policy
+            .iter()
+            .map(|p| (p.move_text.clone(), p.visits))
+            .collect();
+        engine_visits.sort();
+        game_visits.sort();
+        assert_eq!(engine_visits, game_visits, "{variant}");
+        assert_eq!(
+            game_visits.iter().map(|(_, v)| v).sum::<u32>(),
+            config.simulations - 1,
+            "{variant}: every simulation but the root's expansion visits a child"
+        );
+        assert_eq!(info.best.to_string(), first.move_played, "{variant}");
+    }
 }
 
 #[test]
@@ -282,7 +364,8 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
         seed: 9,
         player: "alphabeta:depth=1".to_string(),
     };
-    let make = || parse_player(&options.player, Variant::Chess, tch::Device::Cpu, 0);
+    let spec: EngineSpec = options.player.parse().unwrap();
+    let make = spec.factory(Variant::Chess, tch::Device::Cpu, 0);
     let play = |dir: &Path, games: u64, threads: usize| {
         let options = PlayerGamesOptions {
             games,

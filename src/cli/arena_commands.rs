@@ -7,7 +7,7 @@ use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use ninjazero_model::parse_device;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
-use ninjazero_search::parse_player;
+use ninjazero_search::EngineSpec;
 use std::path::PathBuf;
 use tch::Device;
 
@@ -18,12 +18,13 @@ pub struct ArenaArgs {
     variant: Variant,
     /// Player A: random, uniform:sims=N (MCTS without a model),
     /// mcts:PATH.safetensors:sims=N, alphabeta:depth=D or alphabeta:ms=T
-    /// (optionally :values=P=1,N=3,... and :mobility=W).
+    /// (optionally :values=P=1,N=3,... and :mobility=W); MCTS players take :ms=T (time
+    /// per move) as well as or instead of :sims=N.
     #[arg(long)]
-    a: String,
+    a: EngineSpec,
     /// Player B, in the same form as A.
     #[arg(long)]
-    b: String,
+    b: EngineSpec,
     /// Openings; each is played twice with colours swapped. [range: 1 to 1000000]
     #[arg(long, value_parser = whole::<usize>(1, 1_000_000), default_value_t = 50)]
     pairs: usize,
@@ -68,16 +69,13 @@ pub fn run(args: ArenaArgs) -> CliResult {
     if args.pairs == 0 {
         return Err("--pairs must be at least 1".to_string());
     }
-    let make_a = || parse_player(&args.a, args.variant, args.device, args.seed);
+    let make_a = args.a.factory(args.variant, args.device, args.seed);
     // A different random stream for B, so that random against random is no mirror match.
-    let make_b = || {
-        parse_player(
-            &args.b,
-            args.variant,
-            args.device,
-            derive_seed(args.seed, SeedStream::SecondPlayer, 1),
-        )
-    };
+    let make_b = args.b.factory(
+        args.variant,
+        args.device,
+        derive_seed(args.seed, SeedStream::SecondPlayer, 1),
+    );
     if let Some(path) = &args.out {
         ArenaResult::check_writable(path).map_err(|e| format!("--out {}: {e}", path.display()))?;
     }

@@ -22,8 +22,7 @@ use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
 use ninjazero_model::{parse_device, Model, Preset};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Position, Variant};
-use ninjazero_search::parse_player;
-use ninjazero_search::SearchConfig;
+use ninjazero_search::{EngineSpec, MctsBudget, SearchConfig};
 use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
 use ninjazero_train::{train, RunControl, TrainConfig, TrainJob};
 use serde::{Deserialize, Serialize};
@@ -221,12 +220,12 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> CliResult {
         });
     }
     let baselines = [
-        ("random", "random".to_string()),
+        ("random", EngineSpec::Random { seed: None }),
         (
             "uniform",
-            format!("uniform:sims={}", config.arena_simulations),
+            EngineSpec::Uniform(MctsBudget::simulations(config.arena_simulations)),
         ),
-        ("alphabeta", "alphabeta:depth=2".to_string()),
+        ("alphabeta", EngineSpec::alphabeta(2)),
     ];
     let mut baseline_rows = Vec::new();
     for (name, spec) in baselines {
@@ -464,12 +463,8 @@ fn train_candidate(
     Ok(())
 }
 
-fn mcts_spec(run: &RunDir, generation: u32, config: &RunConfig) -> String {
-    format!(
-        "mcts:{}:sims={}",
-        run.model(generation).display(),
-        config.arena_simulations
-    )
+fn mcts_spec(run: &RunDir, generation: u32, config: &RunConfig) -> EngineSpec {
+    EngineSpec::mcts(run.model(generation), config.arena_simulations)
 }
 
 /// Plays (or reads back) the arena `name` between two player specs.
@@ -478,8 +473,8 @@ fn arena(
     config: &RunConfig,
     variant: Variant,
     name: &str,
-    a: &str,
-    b: &str,
+    a: &EngineSpec,
+    b: &EngineSpec,
     device: Device,
 ) -> Result<ArenaResult, String> {
     let path = run.arena(name);
@@ -500,8 +495,8 @@ fn arena(
     // libtorch thread, beats several threads synchronising for every batch-1 operation.
     tch::set_num_threads(1);
     let result = run_arena(
-        &|| parse_player(a, variant, device, config.seed),
-        &|| parse_player(b, variant, device, config.seed + 1),
+        &a.factory(variant, device, config.seed),
+        &b.factory(variant, device, config.seed + 1),
         variant,
         &arena_config,
         available_threads(),

@@ -7,7 +7,8 @@ use ninjazero_model::{parse_device, Evaluator, Model, NetworkEvaluator, UniformE
 use ninjazero_rules::{
     excerpt, Color, Game, Move, MoveError, MoveKind, Piece, Position, Square, Variant,
 };
-use ninjazero_search::{SearchConfig, SearchInfo, SearchLimits, Searcher};
+use ninjazero_search::engine::MAX_SIMULATIONS;
+use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, SearchInfo};
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -26,11 +27,16 @@ pub struct PlayArgs {
     /// NinjaZero searches with uniform priors and a material value.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Play against this engine instead, in the arena's spec form (e.g. alphabeta:depth=4,
+    /// uniform:ms=500, mcts:PATH.safetensors:sims=800); --sims or --movetime replace its
+    /// own limits.
+    #[arg(long, conflicts_with = "model")]
+    engine: Option<EngineSpec>,
     /// cpu, cuda, cuda:N or auto (used with --model).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
-    /// Simulations per engine move (and per hint); 200 unless --movetime is given
-    /// [range: 1 to 2000000]
+    /// Simulations per engine move (and per hint); 200 unless --movetime or --engine is
+    /// given [range: 1 to 2000000]
     #[arg(long, value_parser = whole::<u64>(1, MAX_SIMULATIONS), conflicts_with = "movetime")]
     sims: Option<u64>,
     /// Thinking time per engine move (and per hint) in milliseconds, instead of --sims. [range: 1 to 86400000]
@@ -41,9 +47,8 @@ pub struct PlayArgs {
     color: Color,
 }
 
-/// The most simulations one search runs, whatever the limits: the tree takes about 1 KB per
-/// simulation, and the model-free evaluator runs some 200 000 simulations a second.
-pub(super) const MAX_SIMULATIONS: u64 = 2_000_000;
+/// Simulations per move of the default engine without --sims or --movetime.
+const DEFAULT_SIMULATIONS: u64 = 200;
 
 /// One libtorch thread for a one-position search: it evaluates one position per forward
 /// pass, too little work to share, and threads that synchronise on every pass made `uci`
@@ -108,8 +113,8 @@ struct Session {
     human: Color,
     /// The pieces each move of the game removed, with their squares (parallel to the moves).
     removed: Vec<Vec<(Square, Piece)>>,
-    evaluator: Box<dyn Evaluator + Send>,
-    limits: SearchLimits,
+    engine: Box<dyn Engine>,
+    limits: Limits,
     ansi: bool,
 }
 
@@ -120,24 +125,37 @@ pub fn run(args: PlayArgs) -> CliResult {
             .map_err(|e| format!("invalid FEN for {}: {e}", args.variant))?,
         None => Position::start(args.variant),
     };
-    let limits = SearchLimits {
-        simulations: Some(match (args.sims, args.movetime) {
-            (None, Some(_)) => MAX_SIMULATIONS,
-            (sims, _) => sims.unwrap_or(200).clamp(1, MAX_SIMULATIONS),
-        }),
-        time: args.movetime.map(Duration::from_millis),
+    let engine: Box<dyn Engine> = match &args.engine {
+        Some(spec) => spec
+            .build(args.variant, args.device, 0)
+            .map_err(|e| e.to_string())?,
+        None => Box::new(MctsEngine::new(
+            load_evaluator(args.model.as_deref(), args.variant, args.device)?,
+            Limits::simulations(DEFAULT_SIMULATIONS),
+            "NinjaZero".to_string(),
+        )),
+    };
+    let limits = if args.sims.is_some() || args.movetime.is_some() {
+        Limits {
+            simulations: args.sims,
+            time: args.movetime.map(Duration::from_millis),
+            ..Limits::default()
+        }
+    } else {
+        engine.limits()
+    };
+    let engine_name = match (&args.engine, &args.model) {
+        (Some(_), _) => format!("NinjaZero ({})", engine.name()),
+        (None, Some(path)) => format!("NinjaZero ({})", path.display()),
+        (None, None) => "NinjaZero (no model: uniform priors and material)".to_string(),
     };
     let mut session = Session {
         game: Game::from_position(start),
         human: args.color,
         removed: Vec::new(),
-        evaluator: load_evaluator(args.model.as_deref(), args.variant, args.device)?,
+        engine,
         limits,
         ansi: io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    };
-    let engine_name = match &args.model {
-        Some(path) => format!("NinjaZero ({})", path.display()),
-        None => "NinjaZero (no model: uniform priors and material)".to_string(),
     };
     println!(
         "{} ({}). You play {}; {engine_name} plays {}.",
@@ -201,10 +219,10 @@ impl Session {
                 "hint" => {
                     let info = self.search()?;
                     println!(
-                        "Hint: {} (expected score {} for you, {} simulations)",
+                        "Hint: {} (expected score {} for you, {})",
                         info.best,
-                        score(info.value),
-                        info.simulations
+                        score(info.value()),
+                        effort(&info)
                     );
                 }
                 "undo" => self.undo(),
@@ -226,8 +244,7 @@ impl Session {
     /// Searches the current position with the session's limits.
     fn search(&mut self) -> Result<SearchInfo, String> {
         let stop = AtomicBool::new(false);
-        let mut searcher = Searcher::new(self.evaluator.as_mut(), &SearchConfig::default());
-        searcher
+        self.engine
             .search(&self.game, &self.limits, &stop, &mut |_| {})
             .ok_or_else(|| "the game is over: there is nothing to search".to_string())
     }
@@ -238,10 +255,10 @@ impl Session {
         }
         let info = self.search()?;
         println!(
-            "NinjaZero plays {} (expected score {} for NinjaZero, {} simulations in {:.1} s)",
+            "NinjaZero plays {} (expected score {} for NinjaZero, {} in {:.1} s)",
             info.best,
-            score(info.value),
-            info.simulations,
+            score(info.value()),
+            effort(&info),
             info.elapsed.as_secs_f64()
         );
         self.play(info.best);
@@ -345,6 +362,14 @@ fn normalize(input: &str) -> String {
     match lower.strip_prefix("y@") {
         Some(square) => format!("Y@{square}"),
         None => lower,
+    }
+}
+
+/// What a search did: `200 simulations` (MCTS), `depth 4, 12345 nodes` (alpha-beta).
+fn effort(info: &SearchInfo) -> String {
+    match info.simulations {
+        Some(n) => format!("{n} simulations"),
+        None => format!("depth {}, {} nodes", info.depth, info.nodes),
     }
 }
 

@@ -9,7 +9,7 @@ use ninjazero_data::{
 };
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
-use ninjazero_search::{parse_player, RootSearch, SearchConfig};
+use ninjazero_search::{EngineSpec, RootSearch, SearchConfig};
 use ninjazero_selfplay::{play_dataset, RunStats, SelfPlayOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -79,7 +79,7 @@ pub struct SelfPlayArgs {
     /// --max-plies drawn, positions without a search policy (for value training and
     /// `ninjazero values`).
     #[arg(long, conflicts_with = "model")]
-    player: Option<String>,
+    player: Option<EngineSpec>,
     /// With --player: random plies that open each game (the player itself may be
     /// deterministic). [range: 0 to 200]
     #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 4)]
@@ -96,9 +96,10 @@ impl SelfPlayArgs {
 }
 
 /// `selfplay --player`: games of any player, on worker threads.
-fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliResult {
-    let make_player = || parse_player(player, args.variant, args.device, args.seed);
+fn run_player_games(args: &SelfPlayArgs, spec: &EngineSpec, threads: usize) -> CliResult {
+    let make_player = spec.factory(args.variant, args.device, args.seed);
     make_player()?;
+    let player = spec.to_string();
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
         tch::set_num_threads(1);
@@ -109,7 +110,7 @@ fn run_player_games(args: &SelfPlayArgs, player: &str, threads: usize) -> CliRes
         opening_plies: args.opening_plies,
         max_plies: args.max_plies,
         seed: args.seed,
-        player: player.to_string(),
+        player: player.clone(),
     };
     let bar = stage_bar(args.games, "selfplay");
     let started = std::time::Instant::now();

@@ -1,16 +1,18 @@
 //! `uci`: a UCI engine with the Fairy-Stockfish conventions for variants (`UCI_Variant`),
 //! so that scripts and GUIs that drive variant engines can drive NinjaZero.
 //!
-//! Searches run on their own thread, so `stop` and `isready` are answered while searching.
+//! The engine is NinjaZero's MCTS with `--model` (or the model-free evaluator), or any
+//! engine named by `--engine`. Searches run on their own thread, so `stop` and `isready`
+//! are answered while searching.
 //! Every line written is flushed at once. Unknown commands are ignored; a `position` line
 //! that cannot be read is reported with `info string` and the previous position is kept.
 
-use super::play::{load_evaluator, MAX_SIMULATIONS};
+use super::play::load_evaluator;
 use super::CliResult;
 use clap::Args;
-use ninjazero_model::{parse_device, Evaluator};
+use ninjazero_model::parse_device;
 use ninjazero_rules::{excerpt, Game, Position, Variant};
-use ninjazero_search::{SearchConfig, SearchInfo, SearchLimits, Searcher};
+use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, SearchInfo};
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,12 +28,17 @@ pub struct UciArgs {
     /// `info string` and the search falls back to uniform priors and a material value.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Search with this engine instead, in the arena's spec form (e.g. alphabeta:ms=1000,
+    /// built for each UCI_Variant); `go` sets how long it searches, not the spec's own
+    /// limits. The Model option is then ignored.
+    #[arg(long, conflicts_with = "model")]
+    engine: Option<EngineSpec>,
     /// cpu, cuda, cuda:N or auto (used with a model).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
 }
 
-type BoxedEvaluator = Box<dyn Evaluator + Send>;
+type BoxedEngine = Box<dyn Engine>;
 
 /// Writes one line to standard output and flushes it (errors are ignored: a reader that went
 /// away ends the process through SIGPIPE).
@@ -96,34 +103,37 @@ fn clock_budget(remaining: u64, increment: u64, moves_to_go: Option<u64>) -> u64
         .max(5)
 }
 
-/// A search running on its own thread; it hands the evaluator back when joined.
+/// A search running on its own thread; it hands the engine back when joined.
 struct RunningSearch {
     stop: Arc<AtomicBool>,
     /// Runs until `stop` (`go infinite`, `go` without limits).
     infinite: bool,
-    handle: JoinHandle<BoxedEvaluator>,
+    handle: JoinHandle<BoxedEngine>,
 }
 
-struct Engine {
+/// The protocol's state: the position, the options and the engine.
+struct Uci {
     variant: Variant,
     game: Game,
     model: Option<PathBuf>,
+    spec: Option<EngineSpec>,
     device: Device,
     /// None while a search holds it, or before the first one is built.
-    evaluator: Option<BoxedEvaluator>,
-    /// The variant and model the evaluator was built for.
+    engine: Option<BoxedEngine>,
+    /// The variant and model the engine was built for.
     built_for: Option<(Variant, Option<PathBuf>)>,
     search: Option<RunningSearch>,
 }
 
 pub fn run(args: UciArgs) -> CliResult {
     super::play::use_one_torch_thread();
-    let mut engine = Engine {
+    let mut engine = Uci {
         variant: Variant::Chess,
         game: Game::new(Variant::Chess),
         model: args.model,
+        spec: args.engine,
         device: args.device,
-        evaluator: None,
+        engine: None,
         built_for: None,
         search: None,
     };
@@ -141,7 +151,7 @@ pub fn run(args: UciArgs) -> CliResult {
     Ok(())
 }
 
-impl Engine {
+impl Uci {
     /// Runs one command line; false after `quit`.
     fn command(&mut self, line: &str) -> bool {
         let tokens: Vec<&str> = line.split_whitespace().collect();
@@ -153,10 +163,10 @@ impl Engine {
             "uci" => self.uci(),
             "isready" => {
                 // Heavy initialisation (loading a model) happens here, as UCI intends; a
-                // running search keeps its evaluator and readiness is answered at once.
+                // running search keeps its engine and readiness is answered at once.
                 self.reap_finished_search();
                 if self.search.is_none() {
-                    self.ensure_evaluator();
+                    self.ensure_engine();
                 }
                 send("readyok");
             }
@@ -250,39 +260,43 @@ impl Engine {
         Ok(game)
     }
 
-    /// Builds the evaluator for the current variant and model if it is not built yet.
-    /// Must not be called while a search holds the evaluator.
-    fn ensure_evaluator(&mut self) {
+    /// Builds the engine for the current variant and model if it is not built yet.
+    /// Must not be called while a search holds the engine.
+    fn ensure_engine(&mut self) {
         let wanted = (self.variant, self.model.clone());
-        if self.evaluator.is_some() && self.built_for.as_ref() == Some(&wanted) {
+        if self.engine.is_some() && self.built_for.as_ref() == Some(&wanted) {
             return;
         }
-        let evaluator = match load_evaluator(self.model.as_deref(), self.variant, self.device) {
-            Ok(evaluator) => {
-                if let Some(path) = &self.model {
-                    send(&format!(
-                        "info string loaded model {} for {}",
-                        path.display(),
-                        self.variant
-                    ));
-                }
-                evaluator
-            }
-            Err(e) => {
-                send(&format!(
-                    "info string error: {e}; searching without a model (uniform priors)"
-                ));
-                load_evaluator(None, self.variant, self.device).expect("no model to load")
+        let built = match &self.spec {
+            Some(spec) => spec
+                .build(self.variant, self.device, 0)
+                .map_err(|e| e.to_string()),
+            None => {
+                load_evaluator(self.model.as_deref(), self.variant, self.device).map(|evaluator| {
+                    if let Some(path) = &self.model {
+                        send(&format!(
+                            "info string loaded model {} for {}",
+                            path.display(),
+                            self.variant
+                        ));
+                    }
+                    mcts_engine(evaluator)
+                })
             }
         };
-        self.evaluator = Some(evaluator);
+        let engine = built.unwrap_or_else(|e| {
+            send(&format!(
+                "info string error: {e}; searching without a model (uniform priors)"
+            ));
+            mcts_engine(load_evaluator(None, self.variant, self.device).expect("no model to load"))
+        });
+        self.engine = Some(engine);
         self.built_for = Some(wanted);
     }
 
     fn go(&mut self, rest: &[&str]) {
         self.finish_search(true);
-        let mut limits = SearchLimits::default();
-        let mut depth = None;
+        let mut limits = Limits::default();
         let mut clock = [None, None];
         let mut increment = [0u64, 0];
         let mut moves_to_go = None;
@@ -301,14 +315,14 @@ impl Engine {
             };
             i += 1;
             match key {
-                "nodes" => limits.simulations = Some(n.max(1)),
+                "nodes" => limits.nodes = Some(n.max(1)),
                 "movetime" => limits.time = Some(Duration::from_millis(n.max(1))),
                 "wtime" => clock[0] = Some(n),
                 "btime" => clock[1] = Some(n),
                 "winc" => increment[0] = n,
                 "binc" => increment[1] = n,
                 "movestogo" => moves_to_go = Some(n),
-                _ => depth = Some(n.clamp(1, usize::MAX as u64) as usize),
+                _ => limits.depth = Some(n.clamp(1, u64::from(u32::MAX)) as u32),
             }
         }
         // A GUI waits for `bestmove`: a limit that cannot be read means "move now", never
@@ -318,7 +332,7 @@ impl Engine {
                 "info string go {key}: expected a number, got '{}'; moving at once",
                 excerpt(value)
             ));
-            limits.simulations = Some(1);
+            limits.nodes = Some(1);
         }
         let side = self.game.position().turn().index();
         if let Some(remaining) = clock[side] {
@@ -326,20 +340,14 @@ impl Engine {
                 Duration::from_millis(clock_budget(remaining, increment[side], moves_to_go));
             limits.time = Some(limits.time.map_or(budget, |t| t.min(budget)));
         }
-        let infinite = limits.simulations.is_none() && limits.time.is_none() && depth.is_none();
-        limits.simulations = Some(
-            limits
-                .simulations
-                .map_or(MAX_SIMULATIONS, |n| n.min(MAX_SIMULATIONS)),
-        );
-        self.ensure_evaluator();
-        let evaluator = self.evaluator.take().expect("built above");
+        let infinite = limits == Limits::default();
+        self.ensure_engine();
+        let engine = self.engine.take().expect("built above");
         let stop = Arc::new(AtomicBool::new(false));
         let game = self.game.clone();
         let flag = Arc::clone(&stop);
-        let handle = std::thread::spawn(move || {
-            search_thread(game, limits, depth, infinite, &flag, evaluator)
-        });
+        let handle =
+            std::thread::spawn(move || search_thread(game, limits, infinite, &flag, engine));
         self.search = Some(RunningSearch {
             stop,
             infinite,
@@ -347,7 +355,7 @@ impl Engine {
         });
     }
 
-    /// Joins a search that has ended by itself, taking its evaluator back.
+    /// Joins a search that has ended by itself, taking its engine back.
     fn reap_finished_search(&mut self) {
         if self.search.as_ref().is_some_and(|s| s.handle.is_finished()) {
             self.finish_search(false);
@@ -355,14 +363,14 @@ impl Engine {
     }
 
     /// Waits for the running search (stopping it first when `stop`), which prints its
-    /// `bestmove`, and takes the evaluator back.
+    /// `bestmove`, and takes the engine back.
     fn finish_search(&mut self, stop: bool) {
         if let Some(search) = self.search.take() {
             if stop {
                 search.stop.store(true, Ordering::Relaxed);
             }
             match search.handle.join() {
-                Ok(evaluator) => self.evaluator = Some(evaluator),
+                Ok(engine) => self.engine = Some(engine),
                 Err(_) => {
                     send("info string the search failed");
                     self.built_for = None;
@@ -372,38 +380,45 @@ impl Engine {
     }
 }
 
-/// Searches, reporting `info` lines, prints `bestmove` and returns the evaluator. With
-/// `depth`, the search stops once the PV is that long or ends the game. An `infinite` search
-/// that ends by itself (at [`MAX_SIMULATIONS`]) holds its `bestmove` until `stop`, as UCI
-/// requires.
+/// NinjaZero's MCTS with `evaluator` (its limits come from `go`).
+fn mcts_engine(evaluator: Box<dyn ninjazero_model::Evaluator + Send>) -> BoxedEngine {
+    Box::new(MctsEngine::new(
+        evaluator,
+        Limits::default(),
+        "NinjaZero".to_string(),
+    ))
+}
+
+/// Searches, reporting `info` lines, prints `bestmove` and returns the engine. With a depth
+/// limit, the search also stops once the reported depth (for MCTS, the PV's length) reaches
+/// it or the PV ends the game. An `infinite` search that ends by itself (MCTS at
+/// [`ninjazero_search::engine::MAX_SIMULATIONS`]) holds its `bestmove` until `stop`, as UCI requires.
 fn search_thread(
     game: Game,
-    limits: SearchLimits,
-    depth: Option<usize>,
+    limits: Limits,
     infinite: bool,
     stop: &AtomicBool,
-    mut evaluator: BoxedEvaluator,
-) -> BoxedEvaluator {
-    let config = SearchConfig::default();
+    mut engine: BoxedEngine,
+) -> BoxedEngine {
     let result = {
-        let mut searcher = Searcher::new(evaluator.as_mut(), &config);
+        let depth = limits.depth;
         let mut report = |info: &SearchInfo| {
             // Before the first child is searched there is no line to show: GUIs expect a
             // `pv` with every `info depth`.
             if !info.pv.is_empty() {
                 send(&info_line(info));
             }
-            if depth.is_some_and(|d| info.pv.len() >= d || ends_game(&game, &info.pv)) {
+            if depth.is_some_and(|d| info.depth >= d || ends_game(&game, &info.pv)) {
                 stop.store(true, Ordering::Relaxed);
             }
         };
-        let mut result = searcher.search(&game, &limits, stop, &mut report);
+        let mut result = engine.search(&game, &limits, stop, &mut report);
         if result.is_none() && !game.position().legal_moves().is_empty() {
             // Drawn by repetition or the 100-ply rule but moves remain: a GUI still wants a
             // move, so search the position as if it were new.
             if let Some(fresh) = fresh_game(game.position()) {
                 send("info string the game is drawn by rule; searching on regardless");
-                result = searcher.search(&fresh, &limits, stop, &mut report);
+                result = engine.search(&fresh, &limits, stop, &mut report);
             }
         }
         result
@@ -420,7 +435,7 @@ fn search_thread(
             send("bestmove (none)");
         }
     }
-    evaluator
+    engine
 }
 
 /// Whether playing `pv` from the game's position finishes the game.
@@ -444,17 +459,18 @@ fn fresh_game(pos: &Position) -> Option<Game> {
         .map(Game::from_position)
 }
 
-/// `info depth D score cp C nodes N nps X time T pv ...` (depth is the PV length; never
-/// called with an empty PV).
+/// `info depth D score cp C nodes N nps X time T pv ...` (`score mate M` for a mate found
+/// by alpha-beta; MCTS reports the PV length as its depth and simulations as its nodes;
+/// never called with an empty PV).
 fn info_line(info: &SearchInfo) -> String {
     let millis = info.elapsed.as_millis();
-    let nps = info.simulations as u128 * 1_000_000 / info.elapsed.as_micros().max(1);
+    let nps = info.nodes as u128 * 1_000_000 / info.elapsed.as_micros().max(1);
     let pv: Vec<String> = info.pv.iter().map(|m| m.to_string()).collect();
     format!(
-        "info depth {} score cp {} nodes {} nps {nps} time {millis} pv {}",
-        info.pv.len(),
-        info.centipawns(),
-        info.simulations,
+        "info depth {} score {} nodes {} nps {nps} time {millis} pv {}",
+        info.depth,
+        info.score.uci(),
+        info.nodes,
         pv.join(" ")
     )
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use ninjazero_data::{read_games, GameRecord};
 use ninjazero_model::{parse_device, Evaluator};
 use ninjazero_rules::{Color, Position, Role, Variant};
-use ninjazero_search::parse_player;
+use ninjazero_search::EngineSpec;
 use ninjazero_values::matches::{
     match_estimates, play_handicap_games, HandicapScores, HandicapSettings,
 };
@@ -39,7 +39,7 @@ pub struct ValuesArgs {
     /// Player of the handicap matches, as for `arena` (e.g. alphabeta:depth=3). Default:
     /// MCTS with --model at --sims simulations, or the model-free MCTS.
     #[arg(long)]
-    player: Option<String>,
+    player: Option<EngineSpec>,
     /// Output directory: values.md, values.csv, values.png, match-values.txt (the match
     /// values as an alpha-beta `values=` option) and the match results under matches/ (a
     /// rerun keeps the games already played). Default: values-VARIANT.
@@ -156,7 +156,7 @@ fn regression(games: &[GameRecord], kinds: &[PieceKind], args: &ValuesArgs) -> M
 /// The player of the handicap matches: --player, else MCTS with the model (or without one).
 fn match_player(args: &ValuesArgs) -> String {
     match (&args.player, &args.model) {
-        (Some(spec), _) => spec.clone(),
+        (Some(spec), _) => spec.to_string(),
         (None, Some(model)) => format!("mcts:{}:sims={}", model.display(), args.sims),
         (None, None) => format!("uniform:sims={}", args.sims),
     }
@@ -183,7 +183,8 @@ fn play_round(
         max_plies: args.max_plies,
         seed: args.seed,
     };
-    let make_player = || parse_player(player, args.variant, args.device, args.seed);
+    let spec: EngineSpec = player.parse().map_err(|e| format!("{e}"))?;
+    let make_player = spec.factory(args.variant, args.device, args.seed);
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.

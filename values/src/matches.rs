@@ -10,7 +10,7 @@
 //! a-file (the queen side), so castling on the King's side stays possible.
 
 use crate::{logit, Estimate, Evidence, Measurement, Method, PieceKind};
-use ninjazero_arena::{play_series_game, run_on_workers, PlayerFactory};
+use ninjazero_arena::{play_series_game, run_on_workers, EngineFactory};
 use ninjazero_rules::{Color, Position, Role, Square, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -80,7 +80,7 @@ pub struct HandicapSettings {
 /// game `g` takes them off White when `g` is even, off Black when odd. The same settings give the
 /// same games for any thread count. `progress()` is called after each game.
 pub fn play_handicap_games(
-    make_player: &PlayerFactory,
+    make_player: &EngineFactory,
     variant: Variant,
     kind: PieceKind,
     count: usize,

@@ -224,8 +224,8 @@ fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
         max_plies: 300,
         seed: 3,
     };
-    let make =
-        || ninjazero_search::parse_player(&settings.player, Variant::Chess, tch::Device::Cpu, 0);
+    let spec: ninjazero_search::EngineSpec = settings.player.parse().unwrap();
+    let make = spec.factory(Variant::Chess, tch::Device::Cpu, 0);
     let play = |threads| {
         play_handicap_games(&make, Variant::Chess, QUEEN, 1, &settings, threads, &|| {}).unwrap()
     };

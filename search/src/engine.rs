@@ -1,0 +1,449 @@
+//! One interface for every engine: play, UCI, the arena, player datasets and the values
+//! matches drive an [`Engine`] the same way, whatever searches behind it (MCTS with a
+//! network or the model-free evaluator, alpha-beta, the random mover).
+//!
+//! A search gets [`Limits`] (simulations, depth, nodes, time: whichever comes first; each
+//! engine honours those that apply to it), a stop flag and a report callback, and returns
+//! a [`SearchInfo`]: best move, score, depth, nodes, principal variation, time.
+
+use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, MATE, MATE_BOUND, MAX_DEPTH};
+use crate::mcts::RootPolicy;
+use crate::mcts::{MctsSearch, Step};
+use crate::tree::Puct;
+use crate::SearchConfig;
+use ninjazero_model::{Evaluation, Evaluator};
+use ninjazero_rules::seed::{derive_seed, SeedStream};
+use ninjazero_rules::{Game, Move};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The most simulations one MCTS search runs, whatever the limits: the tree takes about
+/// 1 KB per simulation, and the model-free evaluator runs some 200 000 simulations a second.
+pub const MAX_SIMULATIONS: u64 = 2_000_000;
+
+/// When a search stops: at the first limit reached (at least one simulation, or depth 1, is
+/// always completed). Each engine honours the limits that apply to it: MCTS simulations,
+/// nodes (its simulations too) and time; alpha-beta depth, nodes and time. No limit at
+/// all means "until stopped" (MCTS: at most [`MAX_SIMULATIONS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub simulations: Option<u64>,
+    /// Plies of iterative deepening.
+    pub depth: Option<u32>,
+    /// Positions searched (MCTS: simulations).
+    pub nodes: Option<u64>,
+    pub time: Option<Duration>,
+}
+
+impl Limits {
+    pub fn simulations(n: u64) -> Limits {
+        Limits {
+            simulations: Some(n),
+            ..Limits::default()
+        }
+    }
+
+    pub fn depth(plies: u32) -> Limits {
+        Limits {
+            depth: Some(plies),
+            ..Limits::default()
+        }
+    }
+
+    pub fn nodes(n: u64) -> Limits {
+        Limits {
+            nodes: Some(n),
+            ..Limits::default()
+        }
+    }
+
+    pub fn time(time: Duration) -> Limits {
+        Limits {
+            time: Some(time),
+            ..Limits::default()
+        }
+    }
+
+    /// The simulations an MCTS search may run: the smaller of the simulation and node
+    /// limits, at most [`MAX_SIMULATIONS`], at least 1.
+    pub fn simulation_budget(&self) -> u64 {
+        [self.simulations, self.nodes]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(MAX_SIMULATIONS)
+            .clamp(1, MAX_SIMULATIONS)
+    }
+}
+
+/// An engine's opinion of the position, for the side to move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Score {
+    /// Expected score in [-1, 1] (MCTS).
+    Value(f32),
+    /// Centipawns (alpha-beta).
+    Centipawns(i32),
+    /// A forced mate in this many plies: positive when the side to move mates, negative
+    /// when it is mated.
+    Mate(i32),
+}
+
+impl Score {
+    /// The expected score in [-1, 1] (centipawns by the inverse of [`Score::centipawns`]'s
+    /// mapping, a mate as ±1).
+    pub fn value(&self) -> f32 {
+        match *self {
+            Score::Value(v) => v,
+            Score::Centipawns(cp) => ((cp as f32 / 290.68).atan() / 1.548).clamp(-1.0, 1.0),
+            Score::Mate(plies) => plies.signum() as f32,
+        }
+    }
+
+    /// Centipawns, for engine protocols: a value by the usual logistic-style mapping, a mate
+    /// as ±100 000.
+    pub fn centipawns(&self) -> i32 {
+        match *self {
+            Score::Value(v) => {
+                let v = v.clamp(-0.999, 0.999);
+                (290.68 * (1.548 * v).tan()).round() as i32
+            }
+            Score::Centipawns(cp) => cp,
+            Score::Mate(plies) => 100_000 * plies.signum(),
+        }
+    }
+
+    /// The UCI form: `cp C`, or `mate M` with M in moves (negative when mated).
+    pub fn uci(&self) -> String {
+        match *self {
+            Score::Mate(plies) => format!("mate {}", plies.signum() * (plies.abs() + 1) / 2),
+            _ => format!("cp {}", self.centipawns()),
+        }
+    }
+}
+
+/// The state of a search, as reported while it runs and at its end.
+#[derive(Clone, Debug)]
+pub struct SearchInfo {
+    pub best: Move,
+    pub score: Score,
+    /// Alpha-beta: the last completed iteration; MCTS: the length of the principal
+    /// variation.
+    pub depth: u32,
+    /// Positions searched (MCTS: simulations).
+    pub nodes: u64,
+    /// Simulations, for the engines that run them (MCTS).
+    pub simulations: Option<u64>,
+    pub elapsed: Duration,
+    /// The expected line, starting with the best move (empty before MCTS has visited one).
+    pub pv: Vec<Move>,
+    /// MCTS: each root move with its visit count, most visited first (empty for others).
+    pub root_visits: Vec<(Move, u32)>,
+}
+
+impl SearchInfo {
+    /// The expected score in [-1, 1] for the side to move.
+    pub fn value(&self) -> f32 {
+        self.score.value()
+    }
+
+    /// The score in centipawns (see [`Score::centipawns`]).
+    pub fn centipawns(&self) -> i32 {
+        self.score.centipawns()
+    }
+}
+
+/// Something that searches positions and picks moves.
+pub trait Engine: Send {
+    /// A short name for reports (`alphabeta:depth=3`, `mcts:gen-0003:sims=64`); stored in
+    /// result files.
+    fn name(&self) -> String;
+
+    /// Called before each game with a seed of that game, so that an engine's random
+    /// choices depend on the game, not on the games it happened to play before.
+    fn new_game(&mut self, _seed: u64) {}
+
+    /// The limits of the engine's own settings (its spec's `sims=`, `depth=`, `ms=`), which
+    /// [`Engine::choose`] searches with.
+    fn limits(&self) -> Limits;
+
+    /// Searches the game's current position within `limits` (or until `stop` is set),
+    /// calling `report` as it goes (MCTS about every 100 ms, alpha-beta after each
+    /// iteration) and at the end. None if there is nothing to search (the game is over).
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchInfo>;
+
+    /// A legal move in the game's current position (the game is not over), searched with
+    /// the engine's own limits.
+    fn choose(&mut self, game: &Game) -> Move {
+        let limits = self.limits();
+        let name = self.name();
+        self.search(game, &limits, &AtomicBool::new(false), &mut |_| {})
+            .unwrap_or_else(|| panic!("{name} asked to move in a finished game"))
+            .best
+    }
+}
+
+/// Builds an engine; every worker thread of an arena builds its own.
+pub type EngineFactory<'f> = dyn Fn() -> Result<Box<dyn Engine>, String> + Sync + 'f;
+
+/// MCTS with a given evaluator, one leaf at a time: the search core of [`crate::mcts`]
+/// with its root policy from the settings (PUCT without noise, or the Gumbel root), a
+/// fresh tree every search, and the most visited move (or the Gumbel root's choice)
+/// played.
+pub struct MctsEngine {
+    evaluator: Box<dyn Evaluator + Send>,
+    config: SearchConfig,
+    limits: Limits,
+    name: String,
+    seed: u64,
+    /// The Gumbel root's noise.
+    rng: StdRng,
+    evaluation: Vec<Evaluation>,
+}
+
+impl MctsEngine {
+    /// With the default search settings ([`SearchConfig::default`]: PUCT, c_puct, FPU).
+    pub fn new(evaluator: Box<dyn Evaluator + Send>, limits: Limits, name: String) -> MctsEngine {
+        MctsEngine {
+            evaluator,
+            config: SearchConfig::default(),
+            limits,
+            name,
+            seed: 0,
+            rng: StdRng::seed_from_u64(0),
+            evaluation: vec![Evaluation::default()],
+        }
+    }
+
+    /// Replaces the search settings (c_puct, the FPU reduction, the root search and the
+    /// Gumbel root's actions matter here).
+    pub fn with_config(mut self, config: SearchConfig) -> MctsEngine {
+        self.config = config;
+        self
+    }
+
+    /// Seeds the random stream (the Gumbel root's noise; [`Engine::new_game`] derives the
+    /// stream of each game from this seed).
+    pub fn with_seed(mut self, seed: u64) -> MctsEngine {
+        self.seed = seed;
+        self.rng = StdRng::seed_from_u64(seed);
+        self
+    }
+}
+
+impl Engine for MctsEngine {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(derive_seed(self.seed, SeedStream::Game, seed));
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Simulations up to [`Limits::simulation_budget`], stopping early on the time limit or
+    /// the stop flag (checked after every simulation); reports about every 100 ms and at
+    /// the end. A Gumbel root plans its Sequential Halving for that budget: with a time
+    /// limit alone (a budget of [`MAX_SIMULATIONS`]) it spends the time in its first round,
+    /// visiting the considered actions evenly, so give Gumbel a simulation limit.
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchInfo> {
+        let started = Instant::now();
+        let mut search = MctsSearch::new(game.position().clone(), Puct::from(&self.config));
+        let budget = limits.simulation_budget() as u32;
+        search.start(budget, RootPolicy::of(&self.config, false), &mut self.rng);
+        let mut last_report = started;
+        loop {
+            if search.step(game.hashes()) == Step::Evaluate {
+                let request = search.request().expect("a leaf waits");
+                self.evaluator
+                    .evaluate(std::slice::from_ref(&request), &mut self.evaluation);
+                search.complete_leaf(&self.evaluation[0], &mut self.rng);
+            }
+            if search.root_is_terminal() {
+                return None;
+            }
+            let out_of_time = limits.time.is_some_and(|t| started.elapsed() >= t);
+            let done = search.is_finished() || out_of_time || stop.load(Ordering::Relaxed);
+            if done || last_report.elapsed() >= Duration::from_millis(100) {
+                last_report = Instant::now();
+                let info = search.info(started.elapsed());
+                report(&info);
+                if done {
+                    return Some(info);
+                }
+            }
+        }
+    }
+}
+
+/// Plays a uniformly random legal move (seeded: the same seed gives the same moves).
+pub struct RandomEngine {
+    seed: u64,
+    rng: StdRng,
+}
+
+impl RandomEngine {
+    pub fn new(seed: u64) -> RandomEngine {
+        RandomEngine {
+            seed,
+            rng: StdRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl Engine for RandomEngine {
+    fn name(&self) -> String {
+        "random".to_string()
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(derive_seed(self.seed, SeedStream::Game, seed));
+    }
+
+    fn limits(&self) -> Limits {
+        Limits::default()
+    }
+
+    /// A random move at once, whatever the limits; it has no opinion of the position
+    /// (score 0).
+    fn search(
+        &mut self,
+        game: &Game,
+        _limits: &Limits,
+        _stop: &AtomicBool,
+        report: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchInfo> {
+        let started = Instant::now();
+        let moves = game.position().legal_moves();
+        if moves.is_empty() {
+            return None;
+        }
+        let best = moves[self.rng.random_range(0..moves.len())];
+        let info = SearchInfo {
+            best,
+            score: Score::Value(0.0),
+            depth: 0,
+            nodes: 0,
+            simulations: None,
+            elapsed: started.elapsed(),
+            pv: vec![best],
+            root_visits: Vec::new(),
+        };
+        report(&info);
+        Some(info)
+    }
+}
+
+/// The classic alpha-beta engine of [`crate::alphabeta`] with its own limits (depth and/or
+/// time per move).
+pub struct AlphaBetaEngine {
+    engine: AlphaBeta,
+    limits: Limits,
+    last: Option<AlphaBetaInfo>,
+}
+
+impl AlphaBetaEngine {
+    pub fn new(config: AlphaBetaConfig, limits: Limits) -> AlphaBetaEngine {
+        AlphaBetaEngine {
+            engine: AlphaBeta::new(config),
+            limits,
+            last: None,
+        }
+    }
+
+    /// Searches the game's position with the engine's own limits and returns what the
+    /// alpha-beta search found.
+    pub fn analyse(&mut self, game: &Game) -> AlphaBetaInfo {
+        self.engine
+            .search(game, &self.limits, &AtomicBool::new(false), &mut |_| {})
+    }
+
+    /// The last search made through [`Engine::search`] or [`Engine::choose`] (depth
+    /// reached, nodes, score, time).
+    pub fn last_search(&self) -> Option<&AlphaBetaInfo> {
+        self.last.as_ref()
+    }
+}
+
+impl From<&AlphaBetaInfo> for SearchInfo {
+    fn from(info: &AlphaBetaInfo) -> SearchInfo {
+        let score = if info.score > MATE_BOUND {
+            Score::Mate(MATE - info.score)
+        } else if info.score < -MATE_BOUND {
+            Score::Mate(-(MATE + info.score))
+        } else {
+            Score::Centipawns(info.score)
+        };
+        SearchInfo {
+            best: info.best,
+            score,
+            depth: info.depth,
+            nodes: info.nodes,
+            simulations: None,
+            elapsed: info.elapsed,
+            pv: info.pv.clone(),
+            root_visits: Vec::new(),
+        }
+    }
+}
+
+impl Engine for AlphaBetaEngine {
+    /// `alphabeta:depth=D`, `alphabeta:ms=T` or both, then `:values=custom` and
+    /// `:mobility=W` when they differ from the defaults.
+    fn name(&self) -> String {
+        let config = self.engine.config();
+        let mut name = String::from("alphabeta");
+        let depth = self.limits.depth.unwrap_or(MAX_DEPTH);
+        if depth < MAX_DEPTH || self.limits.time.is_none() {
+            name += &format!(":depth={depth}");
+        }
+        if let Some(time) = self.limits.time {
+            name += &format!(":ms={}", time.as_millis());
+        }
+        if config.piece_values != AlphaBetaConfig::default().piece_values {
+            name += ":values=custom";
+        }
+        if config.mobility_weight != AlphaBetaConfig::default().mobility_weight {
+            name += &format!(":mobility={}", config.mobility_weight);
+        }
+        name
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        report: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchInfo> {
+        if game.position().legal_moves().is_empty() {
+            return None;
+        }
+        let info = self.engine.search(game, limits, stop, &mut |info| {
+            report(&SearchInfo::from(info))
+        });
+        let result = SearchInfo::from(&info);
+        self.last = Some(info);
+        Some(result)
+    }
+}

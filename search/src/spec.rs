@@ -1,0 +1,515 @@
+//! Engine specs: the text form of an engine that command lines, pipeline settings and result
+//! files use (`random`, `uniform:sims=64`, `mcts:PATH.safetensors:sims=64`,
+//! `alphabeta:depth=3`), parsed once into an [`EngineSpec`] and built into an
+//! [`Engine`] for a variant.
+//!
+//! `Display` writes the canonical text back: parsing it gives the same spec.
+
+use crate::alphabeta::{AlphaBetaConfig, MAX_DEPTH};
+use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
+use ninjazero_model::{Model, NetworkEvaluator, UniformEvaluator};
+use ninjazero_rules::{ByRole, Role, Variant};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Simulations per move of an MCTS spec without `sims=` or `ms=`.
+pub const DEFAULT_SIMULATIONS: u64 = 64;
+
+const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T], \
+     mcts:PATH.safetensors[:sims=N][:ms=T] \
+     or alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W]";
+
+/// How long an MCTS engine searches each move: simulations, milliseconds, or both
+/// (whichever comes first). A parsed spec has at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MctsBudget {
+    pub sims: Option<u64>,
+    pub ms: Option<u64>,
+}
+
+impl MctsBudget {
+    /// `sims` simulations per move.
+    pub fn simulations(sims: u64) -> MctsBudget {
+        MctsBudget {
+            sims: Some(sims),
+            ms: None,
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            simulations: self.sims,
+            time: self.ms.map(Duration::from_millis),
+            ..Limits::default()
+        }
+    }
+}
+
+impl fmt::Display for MctsBudget {
+    /// `:sims=N`, `:ms=T` or both.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(sims) = self.sims {
+            write!(f, ":sims={sims}")?;
+        }
+        if let Some(ms) = self.ms {
+            write!(f, ":ms={ms}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An engine as a spec names it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineSpec {
+    /// `random[:seed=N]`: a uniformly random legal move; without a seed, the one
+    /// [`EngineSpec::build`] is given.
+    Random { seed: Option<u64> },
+    /// `uniform[:sims=N][:ms=T]`: MCTS with [`UniformEvaluator`] (uniform priors, material
+    /// value).
+    Uniform(MctsBudget),
+    /// `mcts:PATH.safetensors[:sims=N][:ms=T]`: MCTS with a checkpoint.
+    Mcts {
+        checkpoint: PathBuf,
+        budget: MctsBudget,
+    },
+    /// `alphabeta:depth=D`, `alphabeta:ms=T` (iterative deepening until the time is spent)
+    /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns; the others
+    /// keep their defaults) and `:mobility=0.05` (Pawns per move).
+    AlphaBeta {
+        depth: Option<u32>,
+        ms: Option<u64>,
+        config: AlphaBetaConfig,
+    },
+}
+
+/// Why a spec cannot be read or built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The text is no valid spec.
+    #[error("player '{spec}': {problem}")]
+    Invalid { spec: String, problem: String },
+    #[error("player '{spec}': checkpoint file '{shown}' does not exist", shown = .path.display())]
+    MissingCheckpoint { spec: String, path: PathBuf },
+    /// The checkpoint cannot be loaded (for the variant, on the device).
+    #[error("player '{spec}': {message}")]
+    Checkpoint { spec: String, message: String },
+}
+
+fn invalid(spec: &str, problem: String) -> SpecError {
+    SpecError::Invalid {
+        spec: spec.to_string(),
+        problem,
+    }
+}
+
+impl EngineSpec {
+    /// MCTS with the checkpoint at `path`, `sims` simulations per move.
+    pub fn mcts(path: impl Into<PathBuf>, sims: u64) -> EngineSpec {
+        EngineSpec::Mcts {
+            checkpoint: path.into(),
+            budget: MctsBudget::simulations(sims),
+        }
+    }
+
+    /// Alpha-beta to `depth` plies with the default evaluation.
+    pub fn alphabeta(depth: u32) -> EngineSpec {
+        EngineSpec::AlphaBeta {
+            depth: Some(depth),
+            ms: None,
+            config: AlphaBetaConfig::default(),
+        }
+    }
+
+    /// The engine for `variant`: a checkpoint is loaded on `device`; `seed` seeds a random
+    /// mover without its own seed and the random stream of an MCTS engine.
+    pub fn build(
+        &self,
+        variant: Variant,
+        device: tch::Device,
+        seed: u64,
+    ) -> Result<Box<dyn Engine>, SpecError> {
+        Ok(match self {
+            EngineSpec::Random { seed: own } => Box::new(RandomEngine::new(own.unwrap_or(seed))),
+            EngineSpec::Uniform(budget) => Box::new(
+                MctsEngine::new(
+                    Box::new(UniformEvaluator::default()),
+                    budget.limits(),
+                    format!("uniform{budget}"),
+                )
+                .with_seed(seed),
+            ),
+            EngineSpec::Mcts { checkpoint, budget } => {
+                if !checkpoint.is_file() {
+                    return Err(SpecError::MissingCheckpoint {
+                        spec: self.to_string(),
+                        path: checkpoint.clone(),
+                    });
+                }
+                let model = Model::load(checkpoint, Some(variant), device).map_err(|e| {
+                    SpecError::Checkpoint {
+                        spec: self.to_string(),
+                        message: e.to_string(),
+                    }
+                })?;
+                let stem = checkpoint.file_stem().map_or_else(
+                    || checkpoint.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                Box::new(
+                    MctsEngine::new(
+                        Box::new(NetworkEvaluator::new(model)),
+                        budget.limits(),
+                        format!("mcts:{stem}{budget}"),
+                    )
+                    .with_seed(seed),
+                )
+            }
+            EngineSpec::AlphaBeta { depth, ms, config } => {
+                let limits = Limits {
+                    depth: *depth,
+                    time: ms.map(Duration::from_millis),
+                    ..Limits::default()
+                };
+                Box::new(AlphaBetaEngine::new(config.clone(), limits))
+            }
+        })
+    }
+
+    /// A factory of this spec's engine (for the arena's worker threads), with build errors
+    /// as text.
+    pub fn factory(
+        &self,
+        variant: Variant,
+        device: tch::Device,
+        seed: u64,
+    ) -> impl Fn() -> Result<Box<dyn Engine>, String> + Sync + '_ {
+        move || self.build(variant, device, seed).map_err(|e| e.to_string())
+    }
+}
+
+impl FromStr for EngineSpec {
+    type Err = SpecError;
+
+    fn from_str(spec: &str) -> Result<EngineSpec, SpecError> {
+        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let segments: Vec<&str> = if rest.is_empty() {
+            Vec::new()
+        } else {
+            rest.split(':').collect()
+        };
+        match kind {
+            "random" => {
+                let options = parse_options(spec, &segments, &["seed"])?;
+                let seed = match options.first() {
+                    Some((_, v)) => Some(parse_number::<u64>(spec, "seed", v, "a whole number")?),
+                    None => None,
+                };
+                Ok(EngineSpec::Random { seed })
+            }
+            "uniform" => {
+                let options = parse_options(spec, &segments, &["sims", "ms"])?;
+                Ok(EngineSpec::Uniform(mcts_budget(spec, &options)?))
+            }
+            "mcts" => {
+                // The path may itself hold ':'; options are the trailing `key=value` segments.
+                let split = segments
+                    .iter()
+                    .rposition(|s| !(s.starts_with("sims=") || s.starts_with("ms=")))
+                    .map_or(0, |i| i + 1);
+                let path = segments[..split].join(":");
+                if path.is_empty() {
+                    return Err(invalid(
+                        spec,
+                        "mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)".into(),
+                    ));
+                }
+                let options = parse_options(spec, &segments[split..], &["sims", "ms"])?;
+                Ok(EngineSpec::Mcts {
+                    checkpoint: PathBuf::from(path),
+                    budget: mcts_budget(spec, &options)?,
+                })
+            }
+            "alphabeta" => {
+                let options =
+                    parse_options(spec, &segments, &["depth", "ms", "values", "mobility"])?;
+                let mut config = AlphaBetaConfig::default();
+                let (mut depth, mut ms) = (None, None);
+                for (key, value) in options {
+                    match key {
+                        "depth" => {
+                            let d: u32 = parse_number(spec, key, value, "a whole number of plies")?;
+                            if !(1..=MAX_DEPTH).contains(&d) {
+                                return Err(invalid(
+                                    spec,
+                                    format!("depth must be 1 to {MAX_DEPTH} plies, got {d}"),
+                                ));
+                            }
+                            depth = Some(d);
+                        }
+                        "ms" => ms = Some(parse_milliseconds(spec, value)?),
+                        "values" => config.piece_values = parse_values(spec, value)?,
+                        _ => {
+                            let w: f32 =
+                                parse_number(spec, key, value, "a number (Pawns per move)")?;
+                            if !w.is_finite() {
+                                return Err(invalid(spec, "mobility must be finite".into()));
+                            }
+                            config.mobility_weight = w;
+                        }
+                    }
+                }
+                if depth.is_none() && ms.is_none() {
+                    return Err(invalid(
+                        spec,
+                        "alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3".into(),
+                    ));
+                }
+                Ok(EngineSpec::AlphaBeta { depth, ms, config })
+            }
+            _ => Err(invalid(
+                spec,
+                format!("unknown kind '{kind}' ({SPEC_HELP})"),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for EngineSpec {
+    /// The canonical text: options in a fixed order, MCTS specs with their simulations
+    /// written out, alpha-beta piece values only where they differ from the defaults.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineSpec::Random { seed: None } => write!(f, "random"),
+            EngineSpec::Random { seed: Some(seed) } => write!(f, "random:seed={seed}"),
+            EngineSpec::Uniform(budget) => write!(f, "uniform{budget}"),
+            EngineSpec::Mcts { checkpoint, budget } => {
+                write!(f, "mcts:{}{budget}", checkpoint.display())
+            }
+            EngineSpec::AlphaBeta { depth, ms, config } => {
+                write!(f, "alphabeta")?;
+                if let Some(depth) = depth {
+                    write!(f, ":depth={depth}")?;
+                }
+                if let Some(ms) = ms {
+                    write!(f, ":ms={ms}")?;
+                }
+                let defaults = AlphaBetaConfig::default();
+                let values: Vec<String> = Role::ALL
+                    .iter()
+                    .filter(|&&role| config.piece_values[role] != defaults.piece_values[role])
+                    .map(|&role| format!("{}={}", role.upper_char(), config.piece_values[role]))
+                    .collect();
+                if !values.is_empty() {
+                    write!(f, ":values={}", values.join(","))?;
+                }
+                if config.mobility_weight != defaults.mobility_weight {
+                    write!(f, ":mobility={}", config.mobility_weight)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Splits `key=value` segments, allowing only `allowed` keys, each at most once.
+fn parse_options<'s>(
+    spec: &str,
+    segments: &[&'s str],
+    allowed: &[&str],
+) -> Result<Vec<(&'s str, &'s str)>, SpecError> {
+    let mut options: Vec<(&str, &str)> = Vec::new();
+    for segment in segments {
+        let Some((key, value)) = segment.split_once('=') else {
+            return Err(invalid(
+                spec,
+                format!("cannot read option '{segment}': expected key=value ({SPEC_HELP})"),
+            ));
+        };
+        if !allowed.contains(&key) {
+            return Err(invalid(
+                spec,
+                format!(
+                    "unknown option '{key}' (this player takes: {})",
+                    if allowed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        allowed.join(", ")
+                    }
+                ),
+            ));
+        }
+        if options.iter().any(|(k, _)| *k == key) {
+            return Err(invalid(spec, format!("option '{key}' given twice")));
+        }
+        options.push((key, value));
+    }
+    Ok(options)
+}
+
+fn parse_number<T: FromStr>(
+    spec: &str,
+    key: &str,
+    value: &str,
+    what: &str,
+) -> Result<T, SpecError> {
+    value
+        .parse()
+        .map_err(|_| invalid(spec, format!("{key} must be {what}, got '{value}'")))
+}
+
+fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
+    let t: u64 = parse_number(spec, "ms", value, "a whole number of milliseconds")?;
+    if t == 0 {
+        return Err(invalid(spec, "ms must be positive".into()));
+    }
+    Ok(t)
+}
+
+/// `sims=` and `ms=` of an MCTS spec; [`DEFAULT_SIMULATIONS`] without either.
+fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecError> {
+    let mut budget = MctsBudget {
+        sims: None,
+        ms: None,
+    };
+    for &(key, value) in options {
+        if key == "ms" {
+            budget.ms = Some(parse_milliseconds(spec, value)?);
+        } else {
+            let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
+            if n == 0 {
+                return Err(invalid(spec, "sims must be at least 1".into()));
+            }
+            budget.sims = Some(n);
+        }
+    }
+    if budget.sims.is_none() && budget.ms.is_none() {
+        budget.sims = Some(DEFAULT_SIMULATIONS);
+    }
+    Ok(budget)
+}
+
+/// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep their defaults.
+fn parse_values(spec: &str, text: &str) -> Result<ByRole<f32>, SpecError> {
+    let mut values = AlphaBetaConfig::default().piece_values;
+    for item in text.split(',').filter(|s| !s.is_empty()) {
+        let bad = |why: String| invalid(spec, format!("piece value '{item}': {why}"));
+        let Some((letter, value)) = item.split_once('=') else {
+            return Err(bad("expected LETTER=VALUE, e.g. N=3".into()));
+        };
+        let mut chars = letter.chars();
+        let role = match (chars.next(), chars.next()) {
+            (Some(c), None) => Role::from_char(c),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            let letters = Role::ALL.map(|r| r.upper_char().to_string()).join(" ");
+            bad(format!("'{letter}' is not a piece letter ({letters})"))
+        })?;
+        let value: f32 = value
+            .parse()
+            .ok()
+            .filter(|v: &f32| v.is_finite())
+            .ok_or_else(|| bad(format!("'{value}' is not a number")))?;
+        values[role] = value;
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> EngineSpec {
+        text.parse()
+            .unwrap_or_else(|e| panic!("'{text}' is rejected: {e}"))
+    }
+
+    #[test]
+    fn specs_round_trip_through_their_canonical_text() {
+        let canonical = [
+            "random",
+            "random:seed=7",
+            "uniform:sims=16",
+            "uniform:ms=250",
+            "uniform:sims=16:ms=250",
+            "mcts:runs/a:b/gen-0003.safetensors:sims=64",
+            "mcts:gen-0001.safetensors:ms=100",
+            "mcts:gen-0001.safetensors:sims=8:ms=100",
+            "alphabeta:depth=3",
+            "alphabeta:ms=200",
+            "alphabeta:depth=4:ms=50",
+            "alphabeta:depth=2:values=B=3.25,N=3.5",
+            "alphabeta:depth=2:mobility=0.125",
+            "alphabeta:depth=1:values=Q=9.75,P=0.9:mobility=0",
+        ];
+        for text in canonical {
+            let spec = parse(text);
+            assert_eq!(spec.to_string(), text);
+            assert_eq!(parse(&spec.to_string()), spec);
+        }
+        // Other spellings of the same specs, and their canonical text.
+        let spellings = [
+            ("uniform", "uniform:sims=64"),
+            ("uniform:ms=20:sims=5", "uniform:sims=5:ms=20"),
+            ("mcts:x.safetensors", "mcts:x.safetensors:sims=64"),
+            ("alphabeta:ms=50:depth=4", "alphabeta:depth=4:ms=50"),
+            (
+                "alphabeta:depth=2:values=n=3.5,b=3.25,P=1",
+                "alphabeta:depth=2:values=B=3.25,N=3.5",
+            ),
+        ];
+        for (text, canonical) in spellings {
+            let spec = parse(text);
+            assert_eq!(spec.to_string(), canonical, "{text}");
+            assert_eq!(parse(canonical), spec, "{text}");
+        }
+        assert_eq!(
+            parse("mcts:a:b.safetensors:sims=8"),
+            EngineSpec::mcts("a:b.safetensors", 8)
+        );
+        assert_eq!(parse("alphabeta:depth=2"), EngineSpec::alphabeta(2));
+        let EngineSpec::AlphaBeta { config, .. } = parse("alphabeta:depth=2:values=N=3.5") else {
+            panic!("not alpha-beta");
+        };
+        assert_eq!(config.piece_values[Role::Knight], 3.5);
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        let error = |text: &str| match text.parse::<EngineSpec>() {
+            Ok(spec) => panic!("'{text}' was accepted as {spec}"),
+            Err(e) => e.to_string(),
+        };
+        let cases = [
+            ("alphabeta:depth=x", "player 'alphabeta:depth=x': depth must be a whole number of plies, got 'x'"),
+            ("alphabeta", "player 'alphabeta': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
+            ("alphabeta:depth=0", "player 'alphabeta:depth=0': depth must be 1 to 64 plies, got 0"),
+            ("alphabeta:ms=0", "player 'alphabeta:ms=0': ms must be positive"),
+            ("alphabeta:depth=2:depth=3", "player 'alphabeta:depth=2:depth=3': option 'depth' given twice"),
+            ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be finite"),
+            ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
+            ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
+            ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms)"),
+            ("random:seed=-1", "player 'random:seed=-1': seed must be a whole number, got '-1'"),
+            ("mcts", "player 'mcts': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
+            ("mcts:sims=8", "player 'mcts:sims=8': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
+        ];
+        for (text, message) in cases {
+            assert_eq!(error(text), message);
+        }
+        let e = error("alphabeta:depth=3:values=X=2");
+        assert!(e.contains("'X' is not a piece letter"), "{e}");
+        let e = error("alphabeta:depth=3:values=N3");
+        assert!(e.contains("expected LETTER=VALUE"), "{e}");
+        let e = error("alphabeta:deep");
+        assert!(e.contains("cannot read option 'deep'"), "{e}");
+        let e = error("minimax:depth=3");
+        assert!(
+            e.contains("unknown kind 'minimax'") && e.contains("alphabeta"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! Engines through the one interface: limits (whichever comes first, counted in nodes and
+//! simulations, never in wall-clock time), reports, the stop flag, and the MCTS core's
+//! resumable loop.
+
+use ninjazero_model::{Evaluation, Evaluator, UniformEvaluator};
+use ninjazero_rules::{Game, Position, Variant};
+use ninjazero_search::tree::Puct;
+use ninjazero_search::{
+    AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, MctsEngine, MctsSearch,
+    RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo, Step,
+};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn search(engine: &mut dyn Engine, game: &Game, limits: Limits) -> (SearchInfo, Vec<SearchInfo>) {
+    let mut reports = Vec::new();
+    let info = engine
+        .search(game, &limits, &AtomicBool::new(false), &mut |i| {
+            reports.push(i.clone())
+        })
+        .expect("a position with moves");
+    (info, reports)
+}
+
+fn alphabeta() -> AlphaBetaEngine {
+    AlphaBetaEngine::new(AlphaBetaConfig::default(), Limits::depth(3))
+}
+
+fn uniform_mcts(config: SearchConfig) -> MctsEngine {
+    MctsEngine::new(
+        Box::new(UniformEvaluator::default()),
+        Limits::simulations(64),
+        "uniform:sims=64".to_string(),
+    )
+    .with_config(config)
+}
+
+#[test]
+fn alphabeta_reports_each_iteration_up_to_its_depth_limit() {
+    let game = Game::new(Variant::Chess);
+    let mut engine = alphabeta();
+    let (info, reports) = search(&mut engine, &game, Limits::depth(3));
+    assert_eq!(info.depth, 3);
+    assert_eq!(
+        reports.iter().map(|r| r.depth).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(info.simulations, None);
+    assert_eq!(info.pv[0], info.best);
+    assert!(
+        matches!(info.score, Score::Centipawns(_)),
+        "{:?}",
+        info.score
+    );
+    assert!(info.root_visits.is_empty());
+    // The engine's own limits (depth 3) are the ones `choose` searches with.
+    assert_eq!(engine.limits(), Limits::depth(3));
+    assert_eq!(engine.choose(&game), info.best);
+    assert_eq!(engine.last_search().unwrap().nodes, info.nodes);
+}
+
+#[test]
+fn alphabeta_stops_at_whichever_limit_comes_first() {
+    let game = Game::new(Variant::Chess);
+    let deep = alphabeta().analyse(&game);
+    let mut engine = alphabeta();
+    // Depth first: a node limit far away and an hour of time change nothing.
+    let (info, _) = search(
+        &mut engine,
+        &game,
+        Limits {
+            depth: Some(3),
+            nodes: Some(1 << 40),
+            time: Some(HOUR),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(
+        (info.depth, info.nodes, info.best),
+        (3, deep.nodes, deep.best)
+    );
+    // Nodes first: the iteration that reaches the limit is cut off there, and the last
+    // completed one's move is played; the same limit gives the same search.
+    let limit = deep.nodes / 2;
+    let nodes_first = Limits {
+        depth: Some(10),
+        nodes: Some(limit),
+        time: Some(HOUR),
+        ..Limits::default()
+    };
+    let (cut, reports) = search(&mut engine, &game, nodes_first);
+    assert_eq!(cut.nodes, limit);
+    assert!((1..3).contains(&cut.depth), "depth {}", cut.depth);
+    assert_eq!(
+        reports.last().unwrap().nodes,
+        limit,
+        "a cut-off search reports at its end"
+    );
+    let (again, _) = search(&mut engine, &game, nodes_first);
+    assert_eq!(
+        (again.best, again.depth, again.nodes),
+        (cut.best, cut.depth, cut.nodes)
+    );
+    // Simulations do not apply to alpha-beta.
+    let (info, _) = search(
+        &mut engine,
+        &game,
+        Limits {
+            simulations: Some(1),
+            depth: Some(2),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(info.depth, 2);
+}
+
+#[test]
+fn a_set_stop_flag_ends_alphabeta_after_depth_one() {
+    let game = Game::new(Variant::InsaneNinja);
+    let mut engine = alphabeta();
+    let info = engine
+        .search(
+            &game,
+            &Limits::depth(5),
+            &AtomicBool::new(true),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!(info.depth, 1);
+}
+
+#[test]
+fn alphabeta_reports_mates_as_mates() {
+    let game = Game::from_position(
+        Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap(),
+    );
+    let (info, _) = search(&mut alphabeta(), &game, Limits::depth(3));
+    assert_eq!(info.best.to_string(), "a1a8");
+    assert_eq!(info.score, Score::Mate(1));
+    assert_eq!(info.score.uci(), "mate 1");
+    assert_eq!(info.value(), 1.0);
+}
+
+#[test]
+fn mcts_stops_at_whichever_limit_comes_first() {
+    let game = Game::new(Variant::Chess);
+    let mut engine = uniform_mcts(SearchConfig::default());
+    let cases = [
+        (Limits::simulations(20), 20),
+        (Limits::nodes(15), 15),
+        (
+            Limits {
+                simulations: Some(50),
+                nodes: Some(20),
+                ..Limits::default()
+            },
+            20,
+        ),
+        (
+            Limits {
+                simulations: Some(20),
+                nodes: Some(50),
+                time: Some(HOUR),
+                ..Limits::default()
+            },
+            20,
+        ),
+        // Depth does not apply to MCTS.
+        (
+            Limits {
+                simulations: Some(30),
+                depth: Some(1),
+                ..Limits::default()
+            },
+            30,
+        ),
+    ];
+    for (limits, simulations) in cases {
+        let (info, reports) = search(&mut engine, &game, limits);
+        assert_eq!(info.simulations, Some(simulations), "{limits:?}");
+        assert_eq!(info.nodes, simulations);
+        assert_eq!(reports.last().unwrap().simulations, Some(simulations));
+        let visits: u32 = info.root_visits.iter().map(|(_, v)| v).sum();
+        assert_eq!(
+            u64::from(visits),
+            simulations - 1,
+            "the first expands the root"
+        );
+    }
+    // The engine's own limits for `choose`.
+    assert_eq!(engine.limits(), Limits::simulations(64));
+    assert_eq!(Limits::default().simulation_budget(), 2_000_000);
+    assert_eq!(Limits::nodes(0).simulation_budget(), 1);
+}
+
+#[test]
+fn engines_from_specs_search_through_the_trait() {
+    let game = Game::new(Variant::Palace);
+    let limits = Limits {
+        simulations: Some(16),
+        depth: Some(1),
+        ..Limits::default()
+    };
+    for text in ["random:seed=3", "uniform:sims=8", "alphabeta:depth=2"] {
+        let spec: EngineSpec = text.parse().unwrap();
+        let mut engine = spec.build(Variant::Palace, tch::Device::Cpu, 0).unwrap();
+        let (info, reports) = search(engine.as_mut(), &game, limits);
+        assert!(game.position().legal_moves().contains(&info.best), "{text}");
+        assert!(!reports.is_empty(), "{text}");
+        let m = engine.choose(&game);
+        assert!(game.position().legal_moves().contains(&m), "{text}");
+    }
+    // The random mover: the same game seed, the same moves.
+    let mut a = RandomEngine::new(5);
+    let mut b = RandomEngine::new(9);
+    a.new_game(1);
+    b.new_game(1);
+    let moves = |e: &mut RandomEngine| (0..5).map(|_| e.choose(&game)).collect::<Vec<_>>();
+    let first = moves(&mut a);
+    a.new_game(1);
+    assert_eq!(moves(&mut a), first);
+    assert_ne!(
+        moves(&mut b),
+        first,
+        "another seed, other moves (most likely)"
+    );
+}
+
+/// The core's resumable loop, driven by hand one leaf at a time, gives the engine's search:
+/// the same visits for the same budget, root policy and random stream.
+#[test]
+fn the_resumable_core_is_the_engines_search() {
+    let game = Game::new(Variant::Chess);
+    let config = SearchConfig {
+        root_search: RootSearch::Gumbel,
+        gumbel_actions: 4,
+        ..SearchConfig::default()
+    };
+    let mut engine = uniform_mcts(config.clone()).with_seed(21);
+    let (info, _) = search(&mut engine, &game, Limits::simulations(30));
+
+    let mut rng = StdRng::seed_from_u64(21);
+    let mut core = MctsSearch::new(game.position().clone(), Puct::from(&config));
+    core.start(30, RootPolicy::Gumbel { actions: 4 }, &mut rng);
+    let mut evaluator = UniformEvaluator::default();
+    let mut out = vec![Evaluation::default()];
+    let mut leaves = 0;
+    while core.next_leaf(game.hashes()) {
+        evaluator.evaluate(&[core.request().unwrap()], &mut out);
+        core.complete_leaf(&out[0], &mut rng);
+        leaves += 1;
+    }
+    assert_eq!(core.step(game.hashes()), Step::Finished);
+    assert!(core.is_finished());
+    assert_eq!(core.simulations(), 30);
+    assert_eq!(leaves, 30, "no terminal position within reach");
+    let choice = core.gumbel_choice().expect("a Gumbel root");
+    assert_eq!(core.root_edges()[choice].mv, info.best);
+    let visits: Vec<_> = core
+        .root_edges()
+        .iter()
+        .zip(core.visits())
+        .filter(|(_, v)| *v > 0)
+        .map(|(e, v)| (e.mv, v))
+        .collect();
+    let mut engine_visits: Vec<_> = info
+        .root_visits
+        .iter()
+        .copied()
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    let mut core_visits = visits.clone();
+    engine_visits.sort_by_key(|(m, _)| m.to_string());
+    core_visits.sort_by_key(|(m, _)| m.to_string());
+    assert_eq!(engine_visits, core_visits);
+    assert_eq!(visits.len(), 4, "only the top 4 actions are searched");
+    let target = core.policy_target();
+    assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+}
