@@ -117,6 +117,18 @@ pub struct Model {
     pub meta: CheckpointMeta,
 }
 
+/// A checkpoint's id: the first 8 bytes of the SHA-256 of its weights file, in hex. Self-play
+/// stores it with every position the network played, so a dataset tells which network made it.
+pub fn checkpoint_id(path: &Path) -> Result<String, ModelError> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|error| ModelError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let digest = Sha256::digest(&bytes);
+    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The sidecar path of a checkpoint: the same name with `.json`.
 pub fn sidecar_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_extension("json")
