@@ -8,10 +8,19 @@
 //!
 //! All three turn an effect on the log-odds of winning into Pawns by dividing by the
 //! Pawn's effect, so they can be compared on one scale.
+//!
+//! A whole study (what `ninjazero values` runs) is [`study::run`]: the methods over one
+//! dataset, the handicap matches in [`rounds`] (self-consistent rounds, results kept for a
+//! rerun), and the report ([`report`]: Markdown, CSV, chart).
 
 pub mod matches;
 pub mod probe;
 pub mod regression;
+pub mod report;
+pub mod rounds;
+pub mod study;
+
+pub use study::{Study, StudyReport, ValuesError};
 
 use ninjazero_rules::{piece_values, Position, Role, Variant};
 
