@@ -2,7 +2,7 @@
 //!
 //! - [`regression`]: the game result against the material difference over self-play
 //!   positions (Tomašev et al. 2020, "Assessing Game Balance with AlphaZero");
-//! - [`matches`]: the searcher against itself with a piece taken off one side, scored
+//! - [`matches`](mod@matches): the searcher against itself with a piece taken off one side, scored
 //!   against Pawn odds (H. G. Muller's handicap matches);
 //! - [`probe`]: how much the network's expected score drops when a piece is taken off.
 //!
