@@ -15,7 +15,8 @@ fn main() {
     let matches = cli::Cli::command().get_matches();
     let args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Err(err) = cli::run(args, &matches) {
-        eprintln!("error: {err}");
+        // The whole chain: each context added on the way up, then the cause.
+        eprintln!("error: {err:#}");
         std::process::exit(1);
     }
 }

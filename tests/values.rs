@@ -89,7 +89,9 @@ fn values_writes_its_report_and_reuses_played_games() {
 fn values_rejects_bad_input_with_clear_messages() {
     let tmp = temp_dir();
     let missing = tmp.path().join("no-such-dir");
-    let (ok, text) = NINJAZERO.run(&["values", "--variant", "chess", "--data", path(&missing)]);
+    let out = tmp.path().join("out");
+    let values = ["values", "--variant", "chess", "--data", path(&missing)];
+    let (ok, text) = NINJAZERO.run(&[&values[..], &["--out", path(&out)]].concat());
     assert!(!ok);
     assert!(text.contains("no-such-dir"), "{text}");
     let (ok, text) = NINJAZERO.run(&[

@@ -164,19 +164,19 @@ pub struct FileMeta {
 }
 
 /// What went wrong reading or writing a dataset. Messages name the file and the problem.
+/// Each message is complete, so no variant also reports the error it wraps as its
+/// `source()`: a caller printing the chain (anyhow's `{:#}`) says nothing twice.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("{}: not a readable Arrow IPC file: {source}", path.display())]
+    #[error("{}: not a readable Arrow IPC file: {error}", path.display())]
     Arrow {
         path: PathBuf,
-        #[source]
-        source: arrow::error::ArrowError,
+        error: arrow::error::ArrowError,
     },
     #[error("{}: schema version {found}, this build reads version {expected}", path.display())]
     SchemaVersion {
@@ -203,12 +203,8 @@ pub enum DataError {
         expected: String,
     },
     /// The output directory cannot be created or takes no new files.
-    #[error("{}: cannot write the dataset there: {source}", dir.display())]
-    Unwritable {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{}: cannot write the dataset there: {error}", dir.display())]
+    Unwritable { dir: PathBuf, error: std::io::Error },
     /// Another writer holds the directory's lock.
     #[error("{} is being written by another selfplay process", dir.display())]
     Locked { dir: PathBuf },
@@ -224,14 +220,14 @@ pub enum DataError {
     InvalidArgument(String),
     /// Writing to the caller's output (PGN export) failed.
     #[error("writing the output: {0}")]
-    Output(#[source] std::io::Error),
+    Output(std::io::Error),
 }
 
 impl DataError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> DataError {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> DataError {
         DataError::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 

@@ -176,10 +176,10 @@ pub fn read_file(path: &Path, expected: Option<Variant>) -> Result<Vec<GameRecor
     Ok(decoder.games)
 }
 
-fn arrow_error(path: &Path, source: arrow::error::ArrowError) -> DataError {
+fn arrow_error(path: &Path, error: arrow::error::ArrowError) -> DataError {
     DataError::Arrow {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 

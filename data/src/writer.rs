@@ -116,9 +116,9 @@ impl DatasetWriter {
                 "games_per_file must be at least 1".to_string(),
             ));
         }
-        let unwritable = |source| DataError::Unwritable {
+        let unwritable = |error| DataError::Unwritable {
             dir: dir.to_path_buf(),
-            source,
+            error,
         };
         fs::create_dir_all(dir).map_err(unwritable)?;
         // Creating the lock file also proves that the directory is writable before any
@@ -266,9 +266,9 @@ fn write_batch(
     meta: &FileMeta,
     games: &[GameRecord],
 ) -> Result<(), DataError> {
-    let arrow_err = |source| DataError::Arrow {
+    let arrow_err = |error| DataError::Arrow {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let schema = Arc::new(schema(meta, games.len()));
     let batch = build_batch(schema.clone(), games).map_err(arrow_err)?;

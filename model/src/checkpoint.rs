@@ -29,13 +29,15 @@ pub struct CheckpointMeta {
     pub parent: Option<String>,
 }
 
-/// Why a checkpoint could not be saved or loaded.
+/// Why a checkpoint could not be saved or loaded. Each message is complete (it says the
+/// underlying I/O or libtorch error in words), so no variant also reports that error as its
+/// `source()`: a caller printing the chain (anyhow's `{:#}`) says nothing twice.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} is {what}, not a checkpoint file")]
     NotAFile { path: PathBuf, what: &'static str },
@@ -63,11 +65,8 @@ pub enum ModelError {
         found: u32,
         expected: u32,
     },
-    #[error("{path}: {}", torch_message(source))]
-    Torch {
-        path: PathBuf,
-        source: tch::TchError,
-    },
+    #[error("{path}: {}", torch_message(error))]
+    Torch { path: PathBuf, error: tch::TchError },
 }
 
 /// A libtorch or safetensors error in words for a user: a file that is no safetensors
@@ -118,6 +117,18 @@ pub struct Model {
     pub meta: CheckpointMeta,
 }
 
+/// A checkpoint's id: the first 8 bytes of the SHA-256 of its weights file, in hex. Self-play
+/// stores it with every position the network played, so a dataset tells which network made it.
+pub fn checkpoint_id(path: &Path) -> Result<String, ModelError> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|error| ModelError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let digest = Sha256::digest(&bytes);
+    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The sidecar path of a checkpoint: the same name with `.json`.
 pub fn sidecar_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_extension("json")
@@ -153,9 +164,9 @@ impl Model {
     /// each atomically and the sidecar first, so a reader that finds the weights finds their
     /// description. Creates the directory.
     pub fn save(&self, path: &Path) -> Result<(), ModelError> {
-        let io = |path: &Path, source| ModelError::Io {
+        let io = |path: &Path, error| ModelError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let sidecar = sidecar_path(path);
         let json = serde_json::to_string_pretty(&self.meta).expect("metadata serialises");
@@ -169,9 +180,9 @@ impl Model {
             .map(|(name, tensor)| (name, tensor.contiguous()))
             .collect();
         let file = atomic::AtomicFile::create(path).map_err(|e| io(path, e))?;
-        Tensor::write_safetensors(&named, file.path()).map_err(|source| ModelError::Torch {
+        Tensor::write_safetensors(&named, file.path()).map_err(|error| ModelError::Torch {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         file.commit().map_err(|e| io(path, e))
     }
@@ -207,9 +218,9 @@ impl Model {
             });
         }
         let mut model = Model::new(variant, &meta.architecture, device);
-        model.vs.load(path).map_err(|source| ModelError::Torch {
+        model.vs.load(path).map_err(|error| ModelError::Torch {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         model.meta = meta;
         Ok(model)
@@ -219,9 +230,9 @@ impl Model {
 /// The checkpoint the user named must be a regular file: a missing one is named as such
 /// (not its sidecar), and libtorch is never handed a directory.
 fn check_is_file(path: &Path) -> Result<(), ModelError> {
-    let metadata = std::fs::metadata(path).map_err(|source| ModelError::Io {
+    let metadata = std::fs::metadata(path).map_err(|error| ModelError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     if metadata.is_file() {
         return Ok(());
@@ -239,8 +250,8 @@ fn check_is_file(path: &Path) -> Result<(), ModelError> {
 
 fn read_sidecar(checkpoint: &Path) -> Result<CheckpointMeta, ModelError> {
     let path = sidecar_path(checkpoint);
-    let text = std::fs::read_to_string(&path).map_err(|source| {
-        if source.kind() == std::io::ErrorKind::NotFound {
+    let text = std::fs::read_to_string(&path).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
             ModelError::MissingSidecar {
                 checkpoint: checkpoint.to_path_buf(),
                 sidecar: path.clone(),
@@ -248,7 +259,7 @@ fn read_sidecar(checkpoint: &Path) -> Result<CheckpointMeta, ModelError> {
         } else {
             ModelError::Io {
                 path: path.clone(),
-                source,
+                error,
             }
         }
     })?;

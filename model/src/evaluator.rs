@@ -1,9 +1,10 @@
 //! The searcher-facing evaluation interface and its two implementations.
 
-use crate::checkpoint::Model;
+use crate::checkpoint::{Model, ModelError};
 use crate::encoding::encode_position;
 use crate::policy::{move_index, policy_len};
-use ninjazero_rules::{piece_values, Color, Move, MoveList, Position, Role};
+use ninjazero_rules::{piece_values, Color, Move, MoveList, Position, Role, Variant};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -237,6 +238,23 @@ fn softmax_into(logits: &[f32], priors: &mut Vec<f32>) {
     priors.extend(logits.iter().map(|&l| (l - max).exp()));
     let sum: f32 = priors.iter().sum();
     priors.iter_mut().for_each(|p| *p /= sum);
+}
+
+/// The network of checkpoint `model` (loaded on `device`, refused unless it was made for
+/// `variant`) with its id ([`checkpoint_id`](crate::checkpoint::checkpoint_id)); without a
+/// checkpoint, the model-free [`UniformEvaluator`] with the id `uniform`.
+pub fn load_evaluator(
+    model: Option<&Path>,
+    variant: Variant,
+    device: Device,
+) -> Result<(Box<dyn Evaluator + Send>, String), ModelError> {
+    let Some(path) = model else {
+        return Ok((Box::new(UniformEvaluator::default()), "uniform".to_string()));
+    };
+    // Loading first: its errors name the path once and say what is wrong with the file.
+    let model = Model::load(path, Some(variant), device)?;
+    let id = crate::checkpoint::checkpoint_id(path)?;
+    Ok((Box::new(NetworkEvaluator::new(model)), id))
 }
 
 /// Parses `--device`: `cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available).

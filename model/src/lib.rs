@@ -21,11 +21,11 @@ pub mod evaluator;
 pub mod net;
 pub mod policy;
 
-pub use checkpoint::{torch_message, CheckpointMeta, Model, ModelError};
+pub use checkpoint::{checkpoint_id, torch_message, CheckpointMeta, Model, ModelError};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
 pub use evaluator::{
-    material_balance, parse_device, EvalRequest, EvalTimings, Evaluation, Evaluator,
-    NetworkEvaluator, UniformEvaluator,
+    load_evaluator, material_balance, parse_device, EvalRequest, EvalTimings, Evaluation,
+    Evaluator, NetworkEvaluator, UniformEvaluator,
 };
 pub use net::{NetConfig, PolicyValueNet, Preset};
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};

@@ -1,7 +1,6 @@
 //! `bench`: speed measurements printed as tables.
 
 use super::numbers::real;
-use super::CliResult;
 use clap::Subcommand;
 use ninjazero_rules::{perft, Position, Variant};
 use std::time::{Duration, Instant};
@@ -23,7 +22,7 @@ pub enum BenchCommand {
     Train(super::train_commands::BenchTrainArgs),
 }
 
-pub fn run(command: BenchCommand) -> CliResult {
+pub fn run(command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Perft { seconds } => bench_perft(Duration::from_secs_f64(seconds)),
         BenchCommand::Nn(args) => super::bench_nn::run(args),
@@ -31,7 +30,7 @@ pub fn run(command: BenchCommand) -> CliResult {
     }
 }
 
-fn bench_perft(min_time: Duration) -> CliResult {
+fn bench_perft(min_time: Duration) -> anyhow::Result<()> {
     println!(
         "{:<20} {:>5} {:>14} {:>9} {:>10}",
         "variant", "depth", "nodes", "seconds", "Mnps"

@@ -2,7 +2,7 @@
 //! multiply and the same network in PyTorch, all measured in one run.
 
 use super::numbers::{real, whole, MAX_THREADS};
-use super::CliResult;
+use anyhow::{bail, Context as _};
 use clap::Args;
 use ninjazero_model::{
     parse_device, EvalRequest, Evaluation, Evaluator, Model, NetworkEvaluator, Preset,
@@ -101,12 +101,12 @@ struct PytorchReference {
 }
 
 impl PytorchReference {
-    fn start(model: &Model, threads: i32) -> Result<PytorchReference, String> {
+    fn start(model: &Model, threads: i32) -> anyhow::Result<PytorchReference> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let python = super::venv_python()?;
         let dir = std::env::temp_dir().join(format!("ninjazero-bench-{}", std::process::id()));
         let checkpoint = dir.join("bench.safetensors");
-        model.save(&checkpoint).map_err(|e| e.to_string())?;
+        model.save(&checkpoint)?;
         let mut child = Command::new(python)
             .arg(root.join("scripts/reference_net.py"))
             .arg("bench")
@@ -117,8 +117,11 @@ impl PytorchReference {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| e.to_string())?;
-        let stdout = child.stdout.take().ok_or("no stdout from the reference")?;
+            .context("scripts/reference_net.py")?;
+        let stdout = child
+            .stdout
+            .take()
+            .context("no stdout from the reference")?;
         let mut reference = PytorchReference {
             child,
             replies: BufReader::new(stdout).lines(),
@@ -126,7 +129,7 @@ impl PytorchReference {
         };
         match reference.replies.next() {
             Some(Ok(line)) if line == "ready" => Ok(reference),
-            _ => Err("scripts/reference_net.py did not start".to_string()),
+            _ => bail!("scripts/reference_net.py did not start"),
         }
     }
 
@@ -148,7 +151,7 @@ impl Drop for PytorchReference {
     }
 }
 
-pub fn run(args: BenchNnArgs) -> CliResult {
+pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
     tch::set_num_threads(args.threads);
     let min = Duration::from_secs_f64(args.seconds);
     let matmul = matmul_gflops(args.device, min);
@@ -164,12 +167,12 @@ pub fn run(args: BenchNnArgs) -> CliResult {
         let model = Model::new(args.variant, &preset.config(), args.device);
         let flops = model.net.config.flops_per_position(&model.net.shape);
         let mut reference = if args.no_python {
-            Err("skipped".to_string())
+            Err(anyhow::anyhow!("skipped"))
         } else {
             PytorchReference::start(&model, args.threads)
         };
         if let Err(why) = &reference {
-            println!("(no PyTorch reference: {})", why.trim());
+            println!("(no PyTorch reference: {})", format!("{why:#}").trim());
         }
         println!(
             "\npreset {preset}: {:?}, {:.1} MFLOP/position",

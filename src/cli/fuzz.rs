@@ -3,7 +3,7 @@
 //! every input run under `catch_unwind`, and any panic reported with its input.
 
 use super::numbers::whole;
-use super::{progress_bar, CliResult};
+use super::progress_bar;
 use clap::Args;
 use ninjazero_rules::{Position, Variant};
 use rand::rngs::StdRng;
@@ -23,7 +23,7 @@ pub struct FuzzArgs {
 /// Characters that FEN and move text are made of, so mutations stay near valid input.
 const ALPHABET: &[u8] = b"KQRBNPMGWIJLCSYkqrbnpmgwijlcsy*/0123456789 -wbabcdefghij[]@,xX\t";
 
-pub fn run(args: FuzzArgs) -> CliResult {
+pub fn run(args: FuzzArgs) -> anyhow::Result<()> {
     let mut rng = StdRng::seed_from_u64(args.seed);
     let corpus = seed_corpus(&mut rng);
     let bar = progress_bar(
@@ -66,11 +66,10 @@ pub fn run(args: FuzzArgs) -> CliResult {
     for p in panics.iter().take(20) {
         println!("panic: {p}");
     }
-    if panics.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} inputs made the parsers panic", panics.len()))
+    if !panics.is_empty() {
+        anyhow::bail!("{} inputs made the parsers panic", panics.len());
     }
+    Ok(())
 }
 
 /// Parses the FEN and, when valid, checks the printed FEN re-parses, tries the move text

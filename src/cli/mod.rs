@@ -62,23 +62,28 @@ enum Command {
     Values(values::ValuesArgs),
 }
 
-/// The error type of every command: a message for the user.
+/// The error type of the commands not yet on [`anyhow`] (play, uci, arena, selfplay and
+/// data): a message for the user. The others return `anyhow::Result<()>`.
 pub type CliResult = Result<(), String>;
 
 /// Runs a parsed command line; `matches` are the parser's, which tell given options from
 /// defaults.
-pub fn run(cli: Cli, matches: &clap::ArgMatches) -> CliResult {
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     match cli.command {
         Command::Perft(args) => rules_commands::run_perft(args),
         Command::Moves(args) => rules_commands::run_moves(args),
         Command::Bench(command) => bench::run(command),
         Command::Fuzz(args) => fuzz::run(args),
-        Command::Selfplay(args) => selfplay_commands::run_selfplay_command(args),
-        Command::Data(command) => selfplay_commands::run_data_command(command),
+        Command::Selfplay(args) => {
+            selfplay_commands::run_selfplay_command(args).map_err(anyhow::Error::msg)
+        }
+        Command::Data(command) => {
+            selfplay_commands::run_data_command(command).map_err(anyhow::Error::msg)
+        }
         Command::Model(command) => model_commands::run(command),
-        Command::Arena(args) => arena_commands::run(args),
-        Command::Play(args) => play::run(args),
-        Command::Uci(args) => uci::run(args),
+        Command::Arena(args) => arena_commands::run(args).map_err(anyhow::Error::msg),
+        Command::Play(args) => play::run(args).map_err(anyhow::Error::msg),
+        Command::Uci(args) => uci::run(args).map_err(anyhow::Error::msg),
         Command::Train(args) => train_commands::run_train(args),
         Command::Pipeline(args) => {
             let given = matches.subcommand_matches("pipeline").unwrap_or(matches);
@@ -90,16 +95,12 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> CliResult {
 
 /// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), which runs the
 /// PyTorch reference scripts.
-pub fn venv_python() -> Result<std::path::PathBuf, String> {
+pub fn venv_python() -> anyhow::Result<std::path::PathBuf> {
     let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if python.exists() {
-        Ok(python)
-    } else {
-        Err(format!(
-            "{} not found (run scripts/setup.sh)",
-            python.display()
-        ))
+    if !python.exists() {
+        anyhow::bail!("{} not found (run scripts/setup.sh)", python.display());
     }
+    Ok(python)
 }
 
 /// Parses a variant id for clap, listing the valid ids on error.
@@ -113,27 +114,14 @@ pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// The network of checkpoint `model` (on `device`) with its id, a short content hash stored
-/// with every position it plays; without a checkpoint, the model-free evaluator ("uniform").
+/// [`ninjazero_model::load_evaluator`] with the error put into words, for the commands
+/// still on [`CliResult`].
 pub fn load_evaluator(
     model: Option<&std::path::Path>,
     variant: Variant,
     device: tch::Device,
 ) -> Result<(Box<dyn ninjazero_model::Evaluator + Send>, String), String> {
-    use sha2::{Digest, Sha256};
-    let Some(path) = model else {
-        return Ok((
-            Box::new(ninjazero_model::UniformEvaluator::default()),
-            "uniform".to_string(),
-        ));
-    };
-    // Loading first: its errors name the path once and say what is wrong with the file.
-    let model =
-        ninjazero_model::Model::load(path, Some(variant), device).map_err(|e| e.to_string())?;
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let digest = Sha256::digest(&bytes);
-    let id = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    Ok((Box::new(ninjazero_model::NetworkEvaluator::new(model)), id))
+    ninjazero_model::load_evaluator(model, variant, device).map_err(|e| e.to_string())
 }
 
 /// A progress bar of `len` steps drawn by `template` (indicatif's syntax; the templates are
@@ -151,8 +139,64 @@ pub fn stage_bar(len: u64, what: &str) -> indicatif::ProgressBar {
     )
 }
 
-/// [`ninjazero_data::atomic::write_atomically`] with the error put into words for the user.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    ninjazero_data::atomic::write_atomically(path, bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))
+/// The libraries' progress reports as [`stage_bar`]s on the terminal, one stage at a time;
+/// pipeline log lines on standard output, each after its UTC clock time.
+#[derive(Default)]
+pub struct StageBars {
+    bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+}
+
+impl StageBars {
+    fn bar(&self) -> std::sync::MutexGuard<'_, Option<indicatif::ProgressBar>> {
+        self.bar
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn started(&self, what: &str, len: u64) {
+        if let Some(old) = self.bar().replace(stage_bar(len, what)) {
+            old.finish_and_clear();
+        }
+    }
+
+    fn progress(&self, done: u64, total: u64, message: &str) {
+        if let Some(bar) = self.bar().as_ref() {
+            bar.set_length(total);
+            bar.set_position(done);
+            bar.set_message(message.to_string());
+        }
+    }
+
+    fn finished(&self) {
+        if let Some(bar) = self.bar().take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl ninjazero_pipeline::Progress for StageBars {
+    fn stage_started(&self, what: &str, len: u64) {
+        self.started(what, len);
+    }
+    fn stage_progress(&self, done: u64, total: u64, message: &str) {
+        self.progress(done, total, message);
+    }
+    fn stage_finished(&self) {
+        self.finished();
+    }
+    fn log(&self, line: &str) {
+        println!("[{}] {line}", chrono::Utc::now().format("%H:%M:%S"));
+    }
+}
+
+impl ninjazero_values::study::Progress for StageBars {
+    fn stage_started(&self, what: &str, len: u64) {
+        self.started(what, len);
+    }
+    fn stage_progress(&self, done: u64, total: u64, message: &str) {
+        self.progress(done, total, message);
+    }
+    fn stage_finished(&self) {
+        self.finished();
+    }
 }

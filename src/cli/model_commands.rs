@@ -1,8 +1,9 @@
 //! `model`: creating and describing checkpoints.
 
-use super::{parse_variant, CliResult};
+use super::parse_variant;
+use anyhow::bail;
 use clap::Subcommand;
-use ninjazero_model::{parse_device, Model, Preset};
+use ninjazero_model::{Model, Preset};
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
 
@@ -26,7 +27,7 @@ pub enum ModelCommand {
     Info { checkpoint: PathBuf },
 }
 
-pub fn run(command: ModelCommand) -> CliResult {
+pub fn run(command: ModelCommand) -> anyhow::Result<()> {
     match command {
         ModelCommand::Init {
             variant,
@@ -35,20 +36,19 @@ pub fn run(command: ModelCommand) -> CliResult {
             seed,
         } => {
             if out.extension().and_then(|e| e.to_str()) != Some("safetensors") {
-                return Err(format!(
+                bail!(
                     "{}: the checkpoint name must end in .safetensors",
                     out.display()
-                ));
+                );
             }
             tch::manual_seed(seed);
             let model = Model::new(variant, &preset.config(), tch::Device::Cpu);
-            model.save(&out).map_err(|e| e.to_string())?;
+            model.save(&out)?;
             println!("wrote {} ({preset} network for {variant})", out.display());
         }
         ModelCommand::Info { checkpoint } => {
-            let device = parse_device("cpu")?;
-            let model = Model::load(&checkpoint, None, device).map_err(|e| e.to_string())?;
-            let json = serde_json::to_string_pretty(&model.meta).map_err(|e| e.to_string())?;
+            let model = Model::load(&checkpoint, None, tch::Device::Cpu)?;
+            let json = serde_json::to_string_pretty(&model.meta)?;
             println!("{json}");
         }
     }

@@ -1,7 +1,8 @@
 //! `perft` and `moves`: the rules core on the command line.
 
 use super::numbers::whole;
-use super::{parse_variant, CliResult};
+use super::parse_variant;
+use anyhow::Context as _;
 use clap::Args;
 use ninjazero_rules::{perft_divide, Position, Variant};
 
@@ -17,10 +18,10 @@ pub struct PositionArgs {
 }
 
 impl PositionArgs {
-    fn position(&self) -> Result<Position, String> {
+    fn position(&self) -> anyhow::Result<Position> {
         match &self.fen {
             Some(fen) => Position::from_fen(self.variant, fen)
-                .map_err(|e| format!("invalid FEN for {}: {e}", self.variant)),
+                .with_context(|| format!("invalid FEN for {}", self.variant)),
             None => Ok(Position::start(self.variant)),
         }
     }
@@ -38,7 +39,7 @@ pub struct PerftArgs {
     divide: bool,
 }
 
-pub fn run_perft(args: PerftArgs) -> CliResult {
+pub fn run_perft(args: PerftArgs) -> anyhow::Result<()> {
     let pos = args.position.position()?;
     let nodes = if args.divide && args.depth > 0 {
         let rows = perft_divide(&pos, args.depth);
@@ -59,7 +60,7 @@ pub struct MovesArgs {
     position: PositionArgs,
 }
 
-pub fn run_moves(args: MovesArgs) -> CliResult {
+pub fn run_moves(args: MovesArgs) -> anyhow::Result<()> {
     let pos = args.position.position()?;
     for m in pos.legal_moves() {
         println!("{m}");

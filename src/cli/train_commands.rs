@@ -2,7 +2,8 @@
 //! the same loop in PyTorch).
 
 use super::numbers::{real, whole, MAX_THREADS};
-use super::{parse_variant, progress_bar, CliResult};
+use super::{parse_variant, progress_bar};
+use anyhow::{bail, Context as _};
 use clap::Args;
 use ninjazero_model::{parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
@@ -74,11 +75,13 @@ pub struct TrainArgs {
     threads: Option<usize>,
 }
 
-pub fn run_train(args: TrainArgs) -> CliResult {
+pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let threads = i32::try_from(threads).map_err(|_| format!("--threads {threads} is too many"))?;
+    let Ok(threads) = i32::try_from(threads) else {
+        bail!("--threads {threads} is too many");
+    };
     tch::set_num_threads(threads);
     let preset = args
         .preset
@@ -124,12 +127,12 @@ pub fn run_train(args: TrainArgs) -> CliResult {
     let result = train(&job, &show, &RunControl::default());
     // Cleared on failure too, so the error is not printed after a stale bar.
     bar.finish_and_clear();
-    let report = result.map_err(|e| match e {
-        TrainError::OtherJob { .. } => {
-            format!("{e}\nhint: to train with these settings, pass another --work")
+    let report = match result {
+        Err(e @ TrainError::OtherJob { .. }) => {
+            bail!("{e}\nhint: to train with these settings, pass another --work")
         }
-        e => e.to_string(),
-    })?;
+        result => result?,
+    };
     println!(
         "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
         report.steps_done,
@@ -191,7 +194,7 @@ fn pytorch_samples_per_s(
     sidecar: &Path,
     config: &TrainConfig,
     args: &BenchTrainArgs,
-) -> Result<f64, String> {
+) -> anyhow::Result<f64> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = super::venv_python()?;
     let mut command = Command::new(python);
@@ -228,22 +231,23 @@ fn pytorch_samples_per_s(
             ]);
         }
     }
-    let output = command.output().map_err(|e| e.to_string())?;
+    let output = command.output().context("scripts/bench_train.py")?;
     if !output.status.success() {
-        return Err(format!(
+        bail!(
             "scripts/bench_train.py failed: {}",
             String::from_utf8_lossy(&output.stderr).trim()
-        ));
+        );
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().last().unwrap_or_default();
-    let reply: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let reply: serde_json::Value =
+        serde_json::from_str(line).with_context(|| format!("scripts/bench_train.py: '{line}'"))?;
     reply["samples_per_s"]
         .as_f64()
-        .ok_or_else(|| format!("no samples_per_s in '{line}'"))
+        .with_context(|| format!("no samples_per_s in '{line}'"))
 }
 
-pub fn run_bench(args: BenchTrainArgs) -> CliResult {
+pub fn run_bench(args: BenchTrainArgs) -> anyhow::Result<()> {
     tch::set_num_threads(args.threads);
     let presets = if args.presets.is_empty() {
         let mut p = vec!["demo".to_string(), "cpu".to_string()];
@@ -267,11 +271,11 @@ fn bench_presets(
     presets: &[String],
     min: Duration,
     dir: &Path,
-) -> CliResult {
+) -> anyhow::Result<()> {
     let shape = BoardShape::of(args.variant);
     // Real data for the loader: games of random legal moves (about 10k positions).
     let data = dir.join("data");
-    write_random_games(&data, args.variant, 100, 100, 1, 25).map_err(|e| e.to_string())?;
+    write_random_games(&data, args.variant, 100, 100, 1, 25)?;
     println!(
         "bench train: variant {}, device {:?}, {} threads, {:.1} s per measurement",
         args.variant, args.device, args.threads, args.seconds
@@ -298,7 +302,7 @@ fn bench_presets(
         tch::manual_seed(0);
         let model = Model::new(args.variant, &network.config(), args.device);
         let init = dir.join(format!("{preset}.safetensors"));
-        model.save(&init).map_err(|e| e.to_string())?;
+        model.save(&init)?;
         let batch = synthetic_batch(&shape, config.batch_size, args.device);
 
         // Synthetic steps, interleaved with PyTorch: Rust, Python, Rust, Python.
@@ -306,8 +310,7 @@ fn bench_presets(
         let mut python = Vec::new();
         let mut python_error = None;
         for _ in 0..2 {
-            let model =
-                Model::load(&init, Some(args.variant), args.device).map_err(|e| e.to_string())?;
+            let model = Model::load(&init, Some(args.variant), args.device)?;
             rust.push(synthetic_samples_per_s(model, &config, &batch, min));
             if args.no_python || python_error.is_some() {
                 continue;
@@ -333,8 +336,7 @@ fn bench_presets(
             &config,
             args.device,
             min,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let real_config = TrainConfig {
             steps: args.real_steps,
             checkpoint_every: 0,
@@ -349,8 +351,7 @@ fn bench_presets(
             config: real_config,
             device: args.device,
         };
-        let report =
-            train(&job, &|_, _, _| {}, &RunControl::default()).map_err(|e| e.to_string())?;
+        let report = train(&job, &|_, _, _| {}, &RunControl::default())?;
         println!(
             "{:<6} {:<8} {:>6} {:<6} {:>13.0} {:>13} {:>7} {:>13.0} {:>13.0} {:>7.1}%",
             preset,
@@ -365,7 +366,7 @@ fn bench_presets(
             100.0 * report.loader_wait_share
         );
         if let Some(e) = python_error {
-            println!("       (no PyTorch reference: {e})");
+            println!("       (no PyTorch reference: {e:#})");
         }
     }
     println!("\nninjazero/s, pytorch/s: training samples/s of full steps (forward in train mode, policy and WDL losses, backward,");

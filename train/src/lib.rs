@@ -66,21 +66,19 @@ pub const METRICS_FILE: &str = "metrics.jsonl";
 pub const PLOT_FILE: &str = "loss.png";
 const DATA_INDEX_FILE: &str = "data-index.json";
 
-/// Why training failed.
+/// Why training failed. Each message is complete, so no variant also reports the error it
+/// wraps as its `source()`: a caller printing the chain (anyhow's `{:#}`) says nothing twice.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error("{}: {}", path.display(), ninjazero_model::torch_message(source))]
-    Torch {
-        path: PathBuf,
-        source: tch::TchError,
-    },
+    #[error("{}: {}", path.display(), ninjazero_model::torch_message(error))]
+    Torch { path: PathBuf, error: tch::TchError },
     #[error("bad training configuration: {0}")]
     Config(String),
     #[error("data: {0}")]
@@ -136,17 +134,17 @@ fn describe_changes(changes: &[SettingChange]) -> String {
 }
 
 impl TrainError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> TrainError {
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> TrainError {
         TrainError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 
-    pub(crate) fn torch(path: &Path, source: tch::TchError) -> TrainError {
+    pub(crate) fn torch(path: &Path, error: tch::TchError) -> TrainError {
         TrainError::Torch {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 }

@@ -2,16 +2,25 @@
 //!
 //! - [`regression`]: the game result against the material difference over self-play
 //!   positions (Tomašev et al. 2020, "Assessing Game Balance with AlphaZero");
-//! - [`matches`]: the searcher against itself with a piece taken off one side, scored
+//! - [`matches`](mod@matches): the searcher against itself with a piece taken off one side, scored
 //!   against Pawn odds (H. G. Muller's handicap matches);
 //! - [`probe`]: how much the network's expected score drops when a piece is taken off.
 //!
 //! All three turn an effect on the log-odds of winning into Pawns by dividing by the
 //! Pawn's effect, so they can be compared on one scale.
+//!
+//! A whole study (what `ninjazero values` runs) is [`study::run`]: the methods over one
+//! dataset, the handicap matches in [`rounds`] (self-consistent rounds, results kept for a
+//! rerun), and the report ([`report`]: Markdown, CSV, chart).
 
 pub mod matches;
 pub mod probe;
 pub mod regression;
+pub mod report;
+pub mod rounds;
+pub mod study;
+
+pub use study::{Study, StudyReport, ValuesError};
 
 use ninjazero_rules::{piece_values, Position, Role, Variant};
 

@@ -1,0 +1,311 @@
+//! A run's settings: the presets, `run.toml`, and the check that a continued run keeps the
+//! settings it was started with.
+
+use crate::PipelineError;
+use ninjazero_data::atomic::write_atomically;
+use ninjazero_model::Preset;
+use ninjazero_rules::Variant;
+use ninjazero_search::SearchConfig;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+/// How big a run is: the network, the games and simulations of each stage, the training
+/// preset of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PipelinePreset {
+    /// Minutes on a laptop CPU: tiny network, few games.
+    Demo,
+    /// Hours on a CPU machine.
+    Cpu,
+    /// A GPU machine.
+    Gpu,
+}
+
+impl PipelinePreset {
+    pub const ALL: [PipelinePreset; 3] = [
+        PipelinePreset::Demo,
+        PipelinePreset::Cpu,
+        PipelinePreset::Gpu,
+    ];
+
+    /// `demo`, `cpu` or `gpu`: the name in `run.toml`, and the training preset it uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            PipelinePreset::Demo => "demo",
+            PipelinePreset::Cpu => "cpu",
+            PipelinePreset::Gpu => "gpu",
+        }
+    }
+}
+
+impl fmt::Display for PipelinePreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A preset name that is not `demo`, `cpu` or `gpu`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown pipeline preset '{0}' (expected demo, cpu or gpu)")]
+pub struct UnknownPreset(pub String);
+
+impl FromStr for PipelinePreset {
+    type Err = UnknownPreset;
+
+    fn from_str(text: &str) -> Result<PipelinePreset, UnknownPreset> {
+        PipelinePreset::ALL
+            .into_iter()
+            .find(|p| p.name() == text)
+            .ok_or_else(|| UnknownPreset(text.to_string()))
+    }
+}
+
+/// Everything a run needs to continue: written once as `run.toml` in the run directory, and
+/// read back by every later command (or worker) on that run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Variant id ([`Variant::id`]); [`RunConfig::variant`] parses it.
+    pub variant: String,
+    pub preset: PipelinePreset,
+    /// Seed of everything random in the run: initial weights, self-play, arenas.
+    pub seed: u64,
+    /// Generations to train (counting from 1; generation 0 is the initial network). The one
+    /// setting a continued run may change, to take the run further.
+    pub generations: u32,
+    /// The network's size.
+    pub network: Preset,
+    /// Self-play games per generation.
+    pub selfplay_games: u64,
+    /// Self-play games played at once (their leaves evaluated in one batch).
+    pub concurrency: usize,
+    /// The self-play search.
+    pub search: SearchConfig,
+    /// Training preset name ([`ninjazero_train::TrainConfig::preset`]).
+    pub train: String,
+    /// Arena games are played in pairs (each opening once with each colour).
+    pub arena_pairs: usize,
+    /// Simulations per move of the arena's MCTS players.
+    pub arena_simulations: u64,
+    /// Self-play generations whose data the trainer reads.
+    pub window_generations: u32,
+}
+
+impl RunConfig {
+    /// The settings of `preset`; `generations` defaults to the preset's.
+    pub fn new(
+        variant: Variant,
+        preset: PipelinePreset,
+        seed: u64,
+        generations: Option<u32>,
+    ) -> RunConfig {
+        let (network, games, concurrency, sims, cheap, pairs, arena_sims, default_generations) =
+            match preset {
+                PipelinePreset::Demo => (Preset::Tiny, 1000, 256, 32, 8, 16, 128, 2),
+                PipelinePreset::Cpu => (Preset::Cpu, 1024, 256, 128, 32, 50, 128, 10),
+                PipelinePreset::Gpu => (Preset::Gpu, 8192, 1024, 400, 100, 100, 400, 30),
+            };
+        RunConfig {
+            variant: variant.id().to_string(),
+            preset,
+            seed,
+            generations: generations.unwrap_or(default_generations),
+            network,
+            selfplay_games: games,
+            concurrency,
+            search: SearchConfig {
+                simulations: sims,
+                cheap_simulations: cheap,
+                max_plies: if preset == PipelinePreset::Demo {
+                    120
+                } else {
+                    300
+                },
+                ..SearchConfig::default()
+            },
+            train: preset.name().to_string(),
+            arena_pairs: pairs,
+            arena_simulations: arena_sims,
+            window_generations: 4,
+        }
+    }
+
+    /// The run's variant.
+    pub fn variant(&self) -> Result<Variant, PipelineError> {
+        Ok(self.variant.parse()?)
+    }
+
+    /// Writes the settings to `path` (atomically).
+    pub fn save(&self, path: &Path) -> Result<(), PipelineError> {
+        let text =
+            toml::to_string_pretty(self).map_err(|e| PipelineError::Encode(e.to_string()))?;
+        write_atomically(path, text.as_bytes()).map_err(|error| PipelineError::Io {
+            path: path.to_path_buf(),
+            error,
+        })
+    }
+
+    /// The settings stored at `path`.
+    pub fn load(path: &Path) -> Result<RunConfig, PipelineError> {
+        let text = std::fs::read_to_string(path).map_err(|error| PipelineError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        RunConfig::parse(path, &text)
+    }
+
+    /// The settings in `text`, read from `path`.
+    fn parse(path: &Path, text: &str) -> Result<RunConfig, PipelineError> {
+        toml::from_str(text).map_err(|error| PipelineError::BadConfig {
+            path: path.to_path_buf(),
+            error,
+        })
+    }
+}
+
+/// The settings of `run.toml` a user chooses; the others follow from the preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Variant,
+    Preset,
+    Seed,
+}
+
+impl Setting {
+    pub const ALL: [Setting; 3] = [Setting::Variant, Setting::Preset, Setting::Seed];
+
+    /// The setting's key in `run.toml` (also the pipeline command's option).
+    pub fn key(self) -> &'static str {
+        match self {
+            Setting::Variant => "variant",
+            Setting::Preset => "preset",
+            Setting::Seed => "seed",
+        }
+    }
+}
+
+/// A chosen setting whose stored value differs from the one asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingDifference {
+    pub setting: Setting,
+    /// The value in `run.toml`, as written there.
+    pub stored: String,
+    pub given: String,
+}
+
+impl fmt::Display for SettingDifference {
+    /// `seed 0 → 5`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} → {}", self.setting.key(), self.stored, self.given)
+    }
+}
+
+/// The run's settings. If `path` (the run's `run.toml`) exists, they are the stored ones,
+/// which each setting in `chosen` must agree with (`wanted` holds the values asked for; the
+/// settings not chosen take the stored values): else [`PipelineError::OtherSettings`]
+/// lists every difference. Without `run.toml`, `wanted` is written there and returned.
+/// `generations`, when given, replaces the stored count (and is saved): a run may be taken
+/// further.
+pub fn load_or_create(
+    path: &Path,
+    wanted: &RunConfig,
+    chosen: &[Setting],
+    generations: Option<u32>,
+) -> Result<RunConfig, PipelineError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            wanted.save(path)?;
+            return Ok(wanted.clone());
+        }
+        Err(error) => {
+            return Err(PipelineError::Io {
+                path: path.to_path_buf(),
+                error,
+            })
+        }
+    };
+    let mut stored = RunConfig::parse(path, &text)?;
+    let differences = differences(&stored, wanted, chosen)?;
+    if !differences.is_empty() {
+        return Err(PipelineError::OtherSettings {
+            path: path.to_path_buf(),
+            differences,
+        });
+    }
+    if let Some(generations) = generations.filter(|&g| g != stored.generations) {
+        stored.generations = generations;
+        stored.save(path)?;
+    }
+    Ok(stored)
+}
+
+/// The settings among `settings` whose values differ between two configurations, with the
+/// values as `run.toml` writes them.
+pub fn differences(
+    stored: &RunConfig,
+    given: &RunConfig,
+    settings: &[Setting],
+) -> Result<Vec<SettingDifference>, PipelineError> {
+    let table = |config: &RunConfig| {
+        toml::Value::try_from(config).map_err(|e| PipelineError::Encode(e.to_string()))
+    };
+    let (stored, given) = (table(stored)?, table(given)?);
+    let show = |value: Option<&toml::Value>| match value {
+        Some(toml::Value::String(text)) => text.clone(),
+        Some(value) => value.to_string(),
+        None => "(none)".to_string(),
+    };
+    Ok(settings
+        .iter()
+        .filter(|setting| stored.get(setting.key()) != given.get(setting.key()))
+        .map(|&setting| SettingDifference {
+            setting,
+            stored: show(stored.get(setting.key())),
+            given: show(given.get(setting.key())),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_refuses_other_chosen_settings_and_takes_more_generations() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let path = tmp.path().join("run.toml");
+        let chess = |seed, generations| {
+            RunConfig::new(Variant::Chess, PipelinePreset::Demo, seed, generations)
+        };
+        let created = load_or_create(&path, &chess(0, None), &Setting::ALL, None).unwrap();
+        assert_eq!(created, chess(0, None));
+        assert_eq!(RunConfig::load(&path).unwrap(), created);
+
+        let refused = load_or_create(&path, &chess(5, None), &Setting::ALL, None).unwrap_err();
+        let PipelineError::OtherSettings { differences, .. } = &refused else {
+            panic!("{refused}");
+        };
+        assert_eq!(differences.len(), 1, "{refused}");
+        assert_eq!(differences[0].to_string(), "seed 0 → 5");
+        // A setting not chosen takes the stored value.
+        let seed_not_chosen = [Setting::Variant, Setting::Preset];
+        assert_eq!(
+            load_or_create(&path, &chess(5, None), &seed_not_chosen, None).unwrap(),
+            created
+        );
+        let extended = load_or_create(&path, &chess(0, None), &[], Some(7)).unwrap();
+        assert_eq!(extended.generations, 7);
+        assert_eq!(RunConfig::load(&path).unwrap(), extended);
+    }
+
+    #[test]
+    fn presets_read_their_names() {
+        for preset in PipelinePreset::ALL {
+            assert_eq!(preset.name().parse::<PipelinePreset>(), Ok(preset));
+        }
+        assert!("fast".parse::<PipelinePreset>().is_err());
+    }
+}

@@ -1,0 +1,249 @@
+//! The handicap matches of a study: every handicap's games played (or read back from an
+//! earlier run with the same settings), in one round with the study's player, or in
+//! self-consistent rounds of an alpha-beta player that is told nothing about the answer.
+
+use crate::matches::{match_estimates, play_handicap_games, HandicapScores, HandicapSettings};
+use crate::report::MethodRun;
+use crate::study::{Progress, Study, ValuesError};
+use crate::{Estimate, Method, PieceKind};
+use ninjazero_data::atomic::write_atomically;
+use ninjazero_rules::{Color, Position, Role};
+use ninjazero_search::{AlphaBetaConfig, EngineSpec};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Pawn odds are played with 1 to this many Pawns, which sets the scale.
+pub const PAWN_ODDS: usize = 3;
+
+/// The match player when none is named: MCTS with `model` at `sims` simulations, or the
+/// model-free MCTS without one.
+pub fn default_player(model: Option<&Path>, sims: u64) -> String {
+    match model {
+        Some(model) => format!("mcts:{}:sims={}", model.display(), sims),
+        None => format!("uniform:sims={sims}"),
+    }
+}
+
+/// Whether measured values can be fed back into `player`: an alpha-beta spec that does not
+/// set its own values.
+pub fn tunable(player: &str) -> bool {
+    matches!(
+        player.parse(),
+        Ok(EngineSpec::AlphaBeta { config, .. })
+            if config.piece_values == AlphaBetaConfig::default().piece_values
+    )
+}
+
+/// The games of one handicap as saved in `out/matches/`: reused when the settings match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedMatch {
+    pub settings: HandicapSettings,
+    pub scores: HandicapScores,
+}
+
+/// Pawn odds (Pawns given, scores) and each other board kind's scores, from one round.
+pub type RoundScores = (
+    Vec<(usize, HandicapScores)>,
+    Vec<(PieceKind, HandicapScores)>,
+);
+
+/// Plays (or reads back from `dir`) the handicap games of every board kind, Pawn odds of
+/// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. Each handicap's games
+/// are saved in `dir` as `KIND-xCOUNT.json` ([`SavedMatch`]).
+pub fn play_round(
+    kinds: &[PieceKind],
+    study: &Study,
+    dir: &Path,
+    player: &str,
+    progress: &dyn Progress,
+) -> Result<RoundScores, ValuesError> {
+    let settings = HandicapSettings {
+        player: player.to_string(),
+        games: study.games,
+        opening_plies: study.opening_plies,
+        max_plies: study.max_plies,
+        seed: study.seed,
+    };
+    let spec: EngineSpec = player
+        .parse()
+        .map_err(|e: ninjazero_search::SpecError| ValuesError::Matches(e.to_string()))?;
+    let make_player = spec.factory(study.variant, study.device, study.seed);
+    let threads = study.threads.max(1);
+    if threads > 1 {
+        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
+        tch::set_num_threads(1);
+    }
+    let pawn = PieceKind::Board(Role::Pawn);
+    let pawns_in_army = Position::start(study.variant).count(Color::White, Role::Pawn) as usize;
+    let handicaps = (1..=PAWN_ODDS.min(pawns_in_army))
+        .map(|count| (pawn, count))
+        .chain(
+            kinds
+                .iter()
+                .filter(|&&k| k != pawn && matches!(k, PieceKind::Board(_)))
+                .map(|&k| (k, 1)),
+        );
+    let (mut pawn_odds, mut scores) = (Vec::new(), Vec::new());
+    for (kind, count) in handicaps {
+        let name = kind.name().to_lowercase().replace(' ', "-");
+        let path = dir.join(format!("{name}-x{count}.json"));
+        let saved: Option<SavedMatch> = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .filter(|saved: &SavedMatch| saved.settings == settings);
+        let points = match saved {
+            Some(saved) => saved.scores,
+            None => {
+                let message = format!("{count} x {} odds, {player}", kind.name());
+                let done = AtomicU64::new(0);
+                progress.stage_started("matches", study.games as u64);
+                let played = play_handicap_games(
+                    &make_player,
+                    study.variant,
+                    kind,
+                    count,
+                    &settings,
+                    threads,
+                    &|| {
+                        let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        progress.stage_progress(done, study.games as u64, &message);
+                    },
+                );
+                progress.stage_finished();
+                let saved = SavedMatch {
+                    settings: settings.clone(),
+                    scores: played.map_err(ValuesError::Matches)?,
+                };
+                let json = serde_json::to_string_pretty(&saved)
+                    .map_err(|e| ValuesError::Encode(e.to_string()))?;
+                write_atomically(&path, json.as_bytes()).map_err(|e| ValuesError::io(&path, e))?;
+                saved.scores
+            }
+        };
+        if kind == pawn {
+            pawn_odds.push((count, points));
+        } else {
+            scores.push((kind, points));
+        }
+    }
+    Ok((pawn_odds, scores))
+}
+
+/// `:values=P=1,N=3.05,...` for an alpha-beta spec: flat (every piece 1) before the first
+/// round, else the previous round's values (a piece without one at 1).
+pub fn values_option(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> String {
+    let values: Vec<String> = kinds
+        .iter()
+        .filter_map(|&kind| {
+            let PieceKind::Board(role) = kind else {
+                return None;
+            };
+            let value = previous
+                .and_then(|estimates| estimates.iter().find(|e| e.piece == kind))
+                .map_or(1.0, |e| e.value);
+            Some(format!("{}={value:.2}", role.upper_char()))
+        })
+        .collect();
+    format!(":values={}", values.join(","))
+}
+
+/// The handicap matches: one round with [`Study::player`] (results in `out/matches/`), or
+/// with [`Study::rounds`] `R > 1` the self-consistent values of an alpha-beta player: round
+/// 1 with every piece worth 1, each later round with the values the previous one measured
+/// (results in `out/matches/round-N/`). The values of the last round are the result, and
+/// are written as `out/match-values.txt` (the `values=` of an alpha-beta spec) when every
+/// piece has one; else that file is removed.
+pub fn handicap_matches(
+    kinds: &[PieceKind],
+    study: &Study,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<MethodRun, ValuesError> {
+    let started = Instant::now();
+    let base = &study.player;
+    let rounds = study.rounds.max(1);
+    let mut notes = vec![format!(
+        "{} games per handicap, half with each colour handicapped, {} random opening plies, a draw at {} plies; the scale is the log-odds per Pawn fitted over Pawn odds of 1 to {PAWN_ODDS} Pawns.",
+        study.games, study.opening_plies, study.max_plies
+    )];
+    let mut previous: Option<Vec<Estimate>> = None;
+    let mut round = 1;
+    loop {
+        let (player, dir) = if rounds > 1 {
+            (
+                base.clone() + &values_option(kinds, previous.as_deref()),
+                out.join("matches").join(format!("round-{round}")),
+            )
+        } else {
+            (base.clone(), out.join("matches"))
+        };
+        let (pawn_odds, scores) = play_round(kinds, study, &dir, &player, progress)?;
+        let odds: Vec<String> = pawn_odds
+            .iter()
+            .map(|(count, s)| (format!("{count} Pawn(s)"), s))
+            .chain(scores.iter().map(|(k, s)| (k.name(), s)))
+            .map(|(name, s)| format!("{name} {:.3}", s.score()))
+            .collect();
+        let estimates = match_estimates(&scores, &pawn_odds, study.bootstrap, study.seed);
+        let measured = match &estimates {
+            Ok(measured) => measured
+                .estimates
+                .iter()
+                .map(|e| format!("{} {:.2}", e.piece.name(), e.value))
+                .chain(measured.not_enough.iter().map(|n| n.line()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(why) => why.clone(),
+        };
+        notes.push(format!(
+            "Round {round}: `{player}`; score of the side that kept the material: {}; values: {measured}.",
+            odds.join(", ")
+        ));
+        // The last round's values are the result; a round without them ends the rounds
+        // (the next would have no values to play with) and is the result too.
+        let estimates = match estimates {
+            Ok(measured) if round < rounds => {
+                // A piece without a value plays the next round at 1, as in round 1.
+                previous = Some(measured.estimates);
+                round += 1;
+                continue;
+            }
+            Err(why) if rounds > 1 => Err(format!("round {round}: {why}")),
+            last => last,
+        };
+        // The measured values in the form an alpha-beta spec takes, for the next experiment
+        // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
+        // has one, else an old file would pass for this run's values.
+        let path = out.join("match-values.txt");
+        match &estimates {
+            Ok(measured) if measured.not_enough.is_empty() => {
+                let option = values_option(kinds, Some(&measured.estimates));
+                write_atomically(
+                    &path,
+                    format!("{}\n", &option[":values=".len()..]).as_bytes(),
+                )
+                .map_err(|e| ValuesError::io(&path, e))?;
+            }
+            _ => {
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(ValuesError::io(&path, e))
+                    }
+                    _ => {}
+                }
+                notes.push(format!(
+                    "No {} written: not every piece has a value.",
+                    path.display()
+                ));
+            }
+        }
+        return Ok(MethodRun {
+            method: Method::Matches,
+            estimates,
+            seconds: started.elapsed().as_secs_f64(),
+            notes,
+        });
+    }
+}

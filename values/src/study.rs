@@ -1,0 +1,237 @@
+//! A whole piece-value study: the three methods over one dataset (the matches and the
+//! probe when asked for), each as a [`MethodRun`], and the report written as Markdown, CSV
+//! and a chart.
+
+use crate::report::{csv, markdown, plot, MethodRun};
+use crate::rounds::handicap_matches;
+use crate::{probe::probe, regression::outcome_regression, Estimate, Method, PieceKind};
+use ninjazero_data::atomic::write_atomically;
+use ninjazero_data::{read_games, DataError, GameRecord};
+use ninjazero_model::{load_evaluator, Evaluator, ModelError};
+use ninjazero_rules::{Position, Variant};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tch::Device;
+
+/// What a study measures, and how.
+#[derive(Clone, Debug)]
+pub struct Study {
+    pub variant: Variant,
+    /// Self-play dataset for the outcome regression (and the probe's positions).
+    pub data: PathBuf,
+    /// Checkpoint for the value-network probe (none: no probe).
+    pub model: Option<PathBuf>,
+    /// Player spec of the handicap matches, as for the arena (see
+    /// [`rounds::default_player`](crate::rounds::default_player)). With more than one
+    /// round, an alpha-beta spec without `values=` ([`rounds::tunable`](crate::rounds::tunable)).
+    pub player: String,
+    /// Games per handicap, half with each colour handicapped; 0: no matches.
+    pub games: usize,
+    /// Self-consistent rounds of the matches (see [`handicap_matches`]).
+    pub rounds: usize,
+    /// Random plies from the handicap position that open each match game.
+    pub opening_plies: usize,
+    /// Match games longer than this are drawn.
+    pub max_plies: u32,
+    /// Match games played at once, one per thread.
+    pub threads: usize,
+    /// Positions sampled from the data for the probe.
+    pub positions: usize,
+    /// Bootstrap replicates behind each interval (at least [`crate::MIN_REPLICATES`]).
+    pub bootstrap: usize,
+    pub seed: u64,
+    /// Where the networks run.
+    pub device: Device,
+}
+
+/// Why a study failed. Each message is complete, so no variant also reports the error it
+/// wraps as its `source()`: a chain printed with anyhow's `{:#}` says nothing twice.
+#[derive(Debug, thiserror::Error)]
+pub enum ValuesError {
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    Data(#[from] DataError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{}: no games in the dataset", data.display())]
+    NoGames { data: PathBuf },
+    #[error(
+        "{given} bootstrap replicates: at least {} are needed for a 95 % interval",
+        crate::MIN_REPLICATES
+    )]
+    TooFewReplicates { given: usize },
+    /// Self-consistent rounds feed measured values back into an alpha-beta player.
+    #[error("{rounds} rounds feed measured values back into an alpha-beta player: the player must be alphabeta:... without values= (got '{player}')")]
+    NotTunable { rounds: usize, player: String },
+    /// A player could not be made, or a handicap game could not be set up.
+    #[error("{0}")]
+    Matches(String),
+    #[error("cannot encode the match results: {0}")]
+    Encode(String),
+    #[error("{}: {message}", path.display())]
+    Plot { path: PathBuf, message: String },
+}
+
+impl ValuesError {
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> ValuesError {
+        ValuesError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+/// Where a study reports the progress of its long steps (each handicap's games, the
+/// probe), one at a time. Called from worker threads, hence `Sync`.
+pub trait Progress: Sync {
+    /// A step begins: `what` (`matches` or `probe`) of `len` units (0: not known yet).
+    fn stage_started(&self, what: &str, len: u64);
+    /// The step has done `done` of `total` units; `message` says what it does.
+    fn stage_progress(&self, done: u64, total: u64, message: &str);
+    /// The step is over (also when it failed).
+    fn stage_finished(&self);
+}
+
+/// A [`Progress`] that reports nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn stage_started(&self, _: &str, _: u64) {}
+    fn stage_progress(&self, _: u64, _: u64, _: &str) {}
+    fn stage_finished(&self) {}
+}
+
+/// What a study found.
+#[derive(Debug)]
+pub struct StudyReport {
+    /// Each method's run, in the order regression, matches, probe.
+    pub runs: Vec<MethodRun>,
+    /// The values the data backs, of every method.
+    pub estimates: Vec<Estimate>,
+    /// The report as written to `values.md`.
+    pub markdown: String,
+}
+
+/// Runs `study` and writes into `out` (created): `values.md`, `values.csv`, `values.png`,
+/// and from the matches `match-values.txt` (their values as an alpha-beta `values=`
+/// option) and the match results under `matches/` (a rerun keeps the games already played
+/// with the same settings).
+pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyReport, ValuesError> {
+    if study.bootstrap < crate::MIN_REPLICATES {
+        return Err(ValuesError::TooFewReplicates {
+            given: study.bootstrap,
+        });
+    }
+    if study.rounds > 1 && !crate::rounds::tunable(&study.player) {
+        return Err(ValuesError::NotTunable {
+            rounds: study.rounds,
+            player: study.player.clone(),
+        });
+    }
+    let variant = study.variant;
+    std::fs::create_dir_all(out).map_err(|e| ValuesError::io(out, e))?;
+    let kinds = PieceKind::of_variant(variant);
+    let games = read_games(&study.data, Some(variant))?;
+    if games.is_empty() {
+        return Err(ValuesError::NoGames {
+            data: study.data.clone(),
+        });
+    }
+    let mut runs = vec![regression(&games, &kinds, study)];
+    if study.games > 0 {
+        runs.push(handicap_matches(&kinds, study, out, progress)?);
+    }
+    if let Some(model) = &study.model {
+        let (mut evaluator, _) = load_evaluator(Some(model), variant, study.device)?;
+        runs.push(network_probe(
+            &games,
+            &kinds,
+            study,
+            evaluator.as_mut(),
+            progress,
+        ));
+    }
+    // Only the values the data backs go on: into the CSV, the chart and the verdicts.
+    let estimates: Vec<Estimate> = runs
+        .iter()
+        .filter_map(|r| r.estimates.as_ref().ok())
+        .flat_map(|m| m.estimates.iter().cloned())
+        .collect();
+    let write = |name: &str, text: &str| {
+        let path = out.join(name);
+        write_atomically(&path, text.as_bytes()).map_err(|e| ValuesError::io(&path, e))
+    };
+    write("values.csv", &csv(variant, &estimates))?;
+    let markdown = markdown(study, games.len(), &runs, &estimates);
+    write("values.md", &markdown)?;
+    plot(&out.join("values.png"), variant, &kinds, &estimates)?;
+    Ok(StudyReport {
+        runs,
+        estimates,
+        markdown,
+    })
+}
+
+/// The outcome regression over the dataset's games.
+pub fn regression(games: &[GameRecord], kinds: &[PieceKind], study: &Study) -> MethodRun {
+    let started = Instant::now();
+    let estimates = outcome_regression(games, kinds, study.bootstrap, study.seed);
+    MethodRun {
+        method: Method::Regression,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes: vec![format!(
+            "{} games from {} (quiet positions only: the move played kept the material).",
+            games.len(),
+            study.data.display()
+        )],
+    }
+}
+
+/// The probe over [`Study::positions`] positions sampled (seeded) from the dataset.
+pub fn network_probe(
+    games: &[GameRecord],
+    kinds: &[PieceKind],
+    study: &Study,
+    evaluator: &mut dyn Evaluator,
+    progress: &dyn Progress,
+) -> MethodRun {
+    let started = Instant::now();
+    let fens: Vec<&str> = games
+        .iter()
+        .flat_map(|g| g.positions.iter().map(|p| p.fen.as_str()))
+        .collect();
+    let mut rng = StdRng::seed_from_u64(study.seed);
+    let picked = sample(&mut rng, fens.len(), study.positions.min(fens.len()));
+    let positions: Vec<Position> = picked
+        .iter()
+        .filter_map(|i| Position::from_fen(study.variant, fens[i]).ok())
+        .collect();
+    progress.stage_started("probe", 0);
+    let estimates = probe(
+        evaluator,
+        &positions,
+        kinds,
+        study.bootstrap,
+        study.seed,
+        &|done, total| progress.stage_progress(done as u64, total as u64, ""),
+    );
+    progress.stage_finished();
+    MethodRun {
+        method: Method::Probe,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes: vec![format!(
+            "{} positions sampled from the data; a piece of the side to move taken off.",
+            positions.len()
+        )],
+    }
+}
