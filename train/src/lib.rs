@@ -4,21 +4,21 @@
 //! metrics and loss-curve plots.
 //!
 //! ```no_run
-//! use ninjazero_train::{train, TrainConfig};
+//! use ninjazero_train::{train, RunControl, TrainConfig, TrainJob};
 //! use ninjazero_rules::Variant;
-//! use std::path::{Path, PathBuf};
+//! use std::path::PathBuf;
 //!
-//! let config = TrainConfig::preset("demo").unwrap();
-//! let report = train(
-//!     Variant::InsaneNinja,
-//!     &[PathBuf::from("runs/demo/selfplay/gen-0000")],
-//!     Path::new("runs/demo/models/gen-0000.safetensors"),
-//!     Path::new("runs/demo/models/gen-0001.safetensors"),
-//!     Path::new("runs/demo/train"),
-//!     &config,
-//!     tch::Device::Cpu,
-//!     &|step, total, line| eprintln!("{step}/{total} {line}"),
-//! )?;
+//! let job = TrainJob {
+//!     variant: Variant::InsaneNinja,
+//!     data_dirs: vec![PathBuf::from("runs/demo/selfplay/gen-0000")],
+//!     init: PathBuf::from("runs/demo/models/gen-0000.safetensors"),
+//!     out: PathBuf::from("runs/demo/models/gen-0001.safetensors"),
+//!     work_dir: PathBuf::from("runs/demo/train"),
+//!     config: TrainConfig::preset("demo").unwrap(),
+//!     device: tch::Device::Cpu,
+//! };
+//! let progress = |step, total, line: &str| eprintln!("{step}/{total} {line}");
+//! let report = train(&job, &progress, &RunControl::default())?;
 //! println!("{:.0} samples/s", report.samples_per_s);
 //! # Ok::<(), ninjazero_train::TrainError>(())
 //! ```
