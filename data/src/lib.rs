@@ -80,6 +80,7 @@
 
 pub mod atomic;
 mod pgn;
+pub mod progress;
 mod reader;
 mod schema;
 pub mod settings;

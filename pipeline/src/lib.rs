@@ -27,6 +27,8 @@ pub use run_dir::{generation_name, RunDir};
 pub use stages::{arena, initial_model, mcts_spec, measurably_worse, self_play, train_candidate};
 pub use summary::{plot_elo, write_summary, GenerationRow};
 
+/// Where a run reports its stages' progress and its log lines (shared with the values study).
+pub use ninjazero_data::progress::{Progress, Silent};
 use ninjazero_data::DataError;
 use ninjazero_model::ModelError;
 use ninjazero_rules::UnknownVariant;
@@ -80,30 +82,6 @@ pub enum PipelineError {
     Arena(String),
     #[error("{}: {message}", path.display())]
     Plot { path: PathBuf, message: String },
-}
-
-/// Where a run reports what it does: one stage's progress at a time, and log lines (a
-/// stage's result, a promotion). Called from worker threads, hence `Sync`.
-pub trait Progress: Sync {
-    /// A stage begins: `what` (`selfplay`, `train` or `arena`) of `len` steps.
-    fn stage_started(&self, what: &str, len: u64);
-    /// The stage has done `done` of `total` steps; `message` says how it goes.
-    fn stage_progress(&self, done: u64, total: u64, message: &str);
-    /// The stage is over (also when it failed).
-    fn stage_finished(&self);
-    /// A line for the run's log.
-    fn log(&self, line: &str);
-}
-
-/// A [`Progress`] that reports nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Silent;
-
-impl Progress for Silent {
-    fn stage_started(&self, _: &str, _: u64) {}
-    fn stage_progress(&self, _: u64, _: u64, _: &str) {}
-    fn stage_finished(&self) {}
-    fn log(&self, _: &str) {}
 }
 
 /// What a run ended with.

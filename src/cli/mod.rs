@@ -152,14 +152,16 @@ impl StageBars {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
-    fn started(&self, what: &str, len: u64) {
+impl ninjazero_data::progress::Progress for StageBars {
+    fn stage_started(&self, what: &str, len: u64) {
         if let Some(old) = self.bar().replace(stage_bar(len, what)) {
             old.finish_and_clear();
         }
     }
 
-    fn progress(&self, done: u64, total: u64, message: &str) {
+    fn stage_progress(&self, done: u64, total: u64, message: &str) {
         if let Some(bar) = self.bar().as_ref() {
             bar.set_length(total);
             bar.set_position(done);
@@ -167,36 +169,13 @@ impl StageBars {
         }
     }
 
-    fn finished(&self) {
+    fn stage_finished(&self) {
         if let Some(bar) = self.bar().take() {
             bar.finish_and_clear();
         }
     }
-}
 
-impl ninjazero_pipeline::Progress for StageBars {
-    fn stage_started(&self, what: &str, len: u64) {
-        self.started(what, len);
-    }
-    fn stage_progress(&self, done: u64, total: u64, message: &str) {
-        self.progress(done, total, message);
-    }
-    fn stage_finished(&self) {
-        self.finished();
-    }
     fn log(&self, line: &str) {
         println!("[{}] {line}", chrono::Utc::now().format("%H:%M:%S"));
-    }
-}
-
-impl ninjazero_values::study::Progress for StageBars {
-    fn stage_started(&self, what: &str, len: u64) {
-        self.started(what, len);
-    }
-    fn stage_progress(&self, done: u64, total: u64, message: &str) {
-        self.progress(done, total, message);
-    }
-    fn stage_finished(&self) {
-        self.finished();
     }
 }

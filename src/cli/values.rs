@@ -8,6 +8,7 @@ use anyhow::bail;
 use clap::Args;
 use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
+use ninjazero_search::EngineSpec;
 use ninjazero_values::rounds::{default_player, tunable};
 use ninjazero_values::{Study, MIN_REPLICATES};
 use std::path::PathBuf;
@@ -28,7 +29,7 @@ pub struct ValuesArgs {
     /// Player of the handicap matches, as for `arena` (e.g. alphabeta:depth=3). Default:
     /// MCTS with --model at --sims simulations, or the model-free MCTS.
     #[arg(long)]
-    player: Option<String>,
+    player: Option<EngineSpec>,
     /// Output directory: values.md, values.csv, values.png, match-values.txt (the match
     /// values as an alpha-beta `values=` option) and the match results under matches/ (a
     /// rerun keeps the games already played). Default: values-VARIANT.

@@ -8,7 +8,7 @@ use crate::study::{Progress, Study, ValuesError};
 use crate::{Estimate, Method, PieceKind};
 use ninjazero_data::atomic::write_atomically;
 use ninjazero_rules::{Color, Position, Role};
-use ninjazero_search::{AlphaBetaConfig, EngineSpec};
+use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,19 +19,19 @@ pub const PAWN_ODDS: usize = 3;
 
 /// The match player when none is named: MCTS with `model` at `sims` simulations, or the
 /// model-free MCTS without one.
-pub fn default_player(model: Option<&Path>, sims: u64) -> String {
+pub fn default_player(model: Option<&Path>, sims: u64) -> EngineSpec {
     match model {
-        Some(model) => format!("mcts:{}:sims={}", model.display(), sims),
-        None => format!("uniform:sims={sims}"),
+        Some(model) => EngineSpec::mcts(model, sims),
+        None => EngineSpec::Uniform(MctsBudget::simulations(sims)),
     }
 }
 
 /// Whether measured values can be fed back into `player`: an alpha-beta spec that does not
 /// set its own values.
-pub fn tunable(player: &str) -> bool {
+pub fn tunable(player: &EngineSpec) -> bool {
     matches!(
-        player.parse(),
-        Ok(EngineSpec::AlphaBeta { config, .. })
+        player,
+        EngineSpec::AlphaBeta { config, .. }
             if config.piece_values == AlphaBetaConfig::default().piece_values
     )
 }
@@ -50,26 +50,26 @@ pub type RoundScores = (
 );
 
 /// Plays (or reads back from `dir`) the handicap games of every board kind, Pawn odds of
-/// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. Each handicap's games
+/// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. `label` is its spec text
+/// as saved with the games and shown in progress (a round's values written out in full:
+/// `alphabeta:depth=2:values=P=1.00,N=1.00,...`). Each handicap's games
 /// are saved in `dir` as `KIND-xCOUNT.json` ([`SavedMatch`]).
 pub fn play_round(
     kinds: &[PieceKind],
     study: &Study,
     dir: &Path,
-    player: &str,
+    player: &EngineSpec,
+    label: &str,
     progress: &dyn Progress,
 ) -> Result<RoundScores, ValuesError> {
     let settings = HandicapSettings {
-        player: player.to_string(),
+        player: label.to_string(),
         games: study.games,
         opening_plies: study.opening_plies,
         max_plies: study.max_plies,
         seed: study.seed,
     };
-    let spec: EngineSpec = player
-        .parse()
-        .map_err(|e: ninjazero_search::SpecError| ValuesError::Matches(e.to_string()))?;
-    let make_player = spec.factory(study.variant, study.device, study.seed);
+    let make_player = player.factory(study.variant, study.device, study.seed);
     let threads = study.threads.max(1);
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
@@ -96,7 +96,7 @@ pub fn play_round(
         let points = match saved {
             Some(saved) => saved.scores,
             None => {
-                let message = format!("{count} x {} odds, {player}", kind.name());
+                let message = format!("{count} x {} odds, {label}", kind.name());
                 let done = AtomicU64::new(0);
                 progress.stage_started("matches", study.games as u64);
                 let played = play_handicap_games(
@@ -131,10 +131,11 @@ pub fn play_round(
     Ok((pawn_odds, scores))
 }
 
-/// `:values=P=1,N=3.05,...` for an alpha-beta spec: flat (every piece 1) before the first
-/// round, else the previous round's values (a piece without one at 1).
-pub fn values_option(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> String {
-    let values: Vec<String> = kinds
+/// The values a round's alpha-beta player plays with, in Pawns to two decimals: flat
+/// (every piece 1) before the first round, else the previous round's values (a piece
+/// without one at 1).
+pub fn round_values(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> Vec<(Role, f32)> {
+    kinds
         .iter()
         .filter_map(|&kind| {
             let PieceKind::Board(role) = kind else {
@@ -143,10 +144,30 @@ pub fn values_option(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> Stri
             let value = previous
                 .and_then(|estimates| estimates.iter().find(|e| e.piece == kind))
                 .map_or(1.0, |e| e.value);
-            Some(format!("{}={value:.2}", role.upper_char()))
+            // Whole hundredths, divided in f32: the value `P=3.05` parses to.
+            Some((role, (value * 100.0).round() as f32 / 100.0))
         })
+        .collect()
+}
+
+/// `base` (a [`tunable`] alpha-beta spec) playing with `values`.
+fn with_values(base: &EngineSpec, values: &[(Role, f32)]) -> EngineSpec {
+    let mut spec = base.clone();
+    if let EngineSpec::AlphaBeta { config, .. } = &mut spec {
+        for &(role, value) in values {
+            config.piece_values[role] = value;
+        }
+    }
+    spec
+}
+
+/// `P=1,N=3.05,...`: `values` as an alpha-beta spec's `values=` option takes them.
+pub fn values_text(values: &[(Role, f32)]) -> String {
+    let values: Vec<String> = values
+        .iter()
+        .map(|(role, value)| format!("{}={value:.2}", role.upper_char()))
         .collect();
-    format!(":values={}", values.join(","))
+    values.join(",")
 }
 
 /// The handicap matches: one round with [`Study::player`] (results in `out/matches/`), or
@@ -171,15 +192,17 @@ pub fn handicap_matches(
     let mut previous: Option<Vec<Estimate>> = None;
     let mut round = 1;
     loop {
-        let (player, dir) = if rounds > 1 {
+        let (player, label, dir) = if rounds > 1 {
+            let values = round_values(kinds, previous.as_deref());
             (
-                base.clone() + &values_option(kinds, previous.as_deref()),
+                with_values(base, &values),
+                format!("{base}:values={}", values_text(&values)),
                 out.join("matches").join(format!("round-{round}")),
             )
         } else {
-            (base.clone(), out.join("matches"))
+            (base.clone(), base.to_string(), out.join("matches"))
         };
-        let (pawn_odds, scores) = play_round(kinds, study, &dir, &player, progress)?;
+        let (pawn_odds, scores) = play_round(kinds, study, &dir, &player, &label, progress)?;
         let odds: Vec<String> = pawn_odds
             .iter()
             .map(|(count, s)| (format!("{count} Pawn(s)"), s))
@@ -198,7 +221,7 @@ pub fn handicap_matches(
             Err(why) => why.clone(),
         };
         notes.push(format!(
-            "Round {round}: `{player}`; score of the side that kept the material: {}; values: {measured}.",
+            "Round {round}: `{label}`; score of the side that kept the material: {}; values: {measured}.",
             odds.join(", ")
         ));
         // The last round's values are the result; a round without them ends the rounds
@@ -219,12 +242,9 @@ pub fn handicap_matches(
         let path = out.join("match-values.txt");
         match &estimates {
             Ok(measured) if measured.not_enough.is_empty() => {
-                let option = values_option(kinds, Some(&measured.estimates));
-                write_atomically(
-                    &path,
-                    format!("{}\n", &option[":values=".len()..]).as_bytes(),
-                )
-                .map_err(|e| ValuesError::io(&path, e))?;
+                let values = round_values(kinds, Some(&measured.estimates));
+                write_atomically(&path, format!("{}\n", values_text(&values)).as_bytes())
+                    .map_err(|e| ValuesError::io(&path, e))?;
             }
             _ => {
                 match std::fs::remove_file(&path) {
@@ -245,5 +265,62 @@ pub fn handicap_matches(
             seconds: started.elapsed().as_secs_f64(),
             notes,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Method;
+    use ninjazero_rules::Variant;
+
+    fn estimate(piece: PieceKind, value: f64) -> Estimate {
+        Estimate {
+            piece,
+            method: Method::Matches,
+            value,
+            low: value - 0.5,
+            high: value + 0.5,
+            samples: 100,
+            replicates: Vec::new(),
+        }
+    }
+
+    /// The engine a round builds plays with the values its saved label names.
+    #[test]
+    fn a_round_player_plays_the_values_its_label_names() {
+        let kinds = PieceKind::of_variant(Variant::Chess);
+        let base: EngineSpec = "alphabeta:depth=2".parse().unwrap();
+        assert!(tunable(&base));
+        let knight = PieceKind::Board(Role::Knight);
+        let measured = [
+            estimate(knight, 3.0512),
+            estimate(PieceKind::Board(Role::Queen), 8.996),
+        ];
+        let values = round_values(&kinds, Some(&measured));
+        let label = format!("{base}:values={}", values_text(&values));
+        assert!(label.contains("N=3.05"), "{label}");
+        assert!(label.contains("Q=9.00"), "{label}");
+        assert!(
+            label.contains("R=1.00"),
+            "a piece without a value plays at 1: {label}"
+        );
+        let player = with_values(&base, &values);
+        assert_eq!(label.parse::<EngineSpec>().unwrap(), player);
+        assert!(!tunable(&player), "a player with values is not tuned again");
+    }
+
+    #[test]
+    fn the_first_round_plays_every_piece_at_one() {
+        let kinds = PieceKind::of_variant(Variant::Chess);
+        let values = round_values(&kinds, None);
+        assert!(values.iter().all(|&(_, v)| v == 1.0), "{values:?}");
+        assert_eq!(
+            values.len(),
+            kinds
+                .iter()
+                .filter(|k| matches!(k, PieceKind::Board(_)))
+                .count()
+        );
     }
 }

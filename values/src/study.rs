@@ -9,6 +9,7 @@ use ninjazero_data::atomic::write_atomically;
 use ninjazero_data::{read_games, DataError, GameRecord};
 use ninjazero_model::{load_evaluator, Evaluator, ModelError};
 use ninjazero_rules::{Position, Variant};
+use ninjazero_search::EngineSpec;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -27,7 +28,7 @@ pub struct Study {
     /// Player spec of the handicap matches, as for the arena (see
     /// [`rounds::default_player`](crate::rounds::default_player)). With more than one
     /// round, an alpha-beta spec without `values=` ([`rounds::tunable`](crate::rounds::tunable)).
-    pub player: String,
+    pub player: EngineSpec,
     /// Games per handicap, half with each colour handicapped; 0: no matches.
     pub games: usize,
     /// Self-consistent rounds of the matches (see [`handicap_matches`]).
@@ -88,26 +89,8 @@ impl ValuesError {
     }
 }
 
-/// Where a study reports the progress of its long steps (each handicap's games, the
-/// probe), one at a time. Called from worker threads, hence `Sync`.
-pub trait Progress: Sync {
-    /// A step begins: `what` (`matches` or `probe`) of `len` units (0: not known yet).
-    fn stage_started(&self, what: &str, len: u64);
-    /// The step has done `done` of `total` units; `message` says what it does.
-    fn stage_progress(&self, done: u64, total: u64, message: &str);
-    /// The step is over (also when it failed).
-    fn stage_finished(&self);
-}
-
-/// A [`Progress`] that reports nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Silent;
-
-impl Progress for Silent {
-    fn stage_started(&self, _: &str, _: u64) {}
-    fn stage_progress(&self, _: u64, _: u64, _: &str) {}
-    fn stage_finished(&self) {}
-}
+/// Where a study reports the progress of its long steps (each handicap's games, the probe).
+pub use ninjazero_data::progress::{Progress, Silent};
 
 /// What a study found.
 #[derive(Debug)]
@@ -133,7 +116,7 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
     if study.rounds > 1 && !crate::rounds::tunable(&study.player) {
         return Err(ValuesError::NotTunable {
             rounds: study.rounds,
-            player: study.player.clone(),
+            player: study.player.to_string(),
         });
     }
     let variant = study.variant;
