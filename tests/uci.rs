@@ -87,6 +87,23 @@ impl Engine {
         last.split_whitespace().nth(1).unwrap().to_string()
     }
 
+    /// `go infinite` from the start position of `variant`: `isready` is answered while it
+    /// runs, with no bestmove before `stop`, and `stop` ends it with a legal move.
+    fn infinite_search_until_stop(&mut self, variant: Variant) {
+        self.send("position startpos");
+        self.send("go infinite");
+        std::thread::sleep(Duration::from_millis(300));
+        self.send("isready");
+        let lines = self.until("readyok");
+        assert!(
+            lines.iter().all(|l| !l.starts_with("bestmove")),
+            "{lines:?}"
+        );
+        self.send("stop");
+        let best = self.bestmove();
+        assert_legal(variant, variant.start_fen(), &[], &best);
+    }
+
     /// Checks that the engine said nothing before answering `isready`.
     fn expect_silence(&mut self) {
         self.send("isready");
@@ -183,18 +200,7 @@ fn scripted_session() {
         .starts_with("info string unknown variant 'shogi'"));
 
     // An infinite search answers isready while running and ends on stop.
-    engine.send("position startpos");
-    engine.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
-    engine.send("isready");
-    let lines = engine.until("readyok");
-    assert!(
-        lines.iter().all(|l| !l.starts_with("bestmove")),
-        "{lines:?}"
-    );
-    engine.send("stop");
-    let best = engine.bestmove();
-    assert_legal(insane, insane.start_fen(), &[], &best);
+    engine.infinite_search_until_stop(insane);
 
     // A clock: a thirtieth of the remaining time, 100 ms (the budget's arithmetic is
     // pinned by the unit test `clock_budgets`). The search ends by itself, on the clock
@@ -284,18 +290,7 @@ fn alphabeta_behind_the_protocol() {
         "{lines:?}"
     );
 
-    engine.send("position startpos");
-    engine.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
-    engine.send("isready");
-    let lines = engine.until("readyok");
-    assert!(
-        lines.iter().all(|l| !l.starts_with("bestmove")),
-        "{lines:?}"
-    );
-    engine.send("stop");
-    let best = engine.bestmove();
-    assert_legal(Variant::Chess, Variant::Chess.start_fen(), &[], &best);
+    engine.infinite_search_until_stop(Variant::Chess);
     engine.send("quit");
     engine.finish();
 }

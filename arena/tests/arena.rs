@@ -1,6 +1,9 @@
 //! The baseline players and the arena: alpha-beta tactics, determinism and limits through the
 //! engine interface, paired openings, Elo and SPRT arithmetic, JSON files and player specs.
 
+mod common;
+
+use common::games_from_pairs;
 use ninjazero_arena::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult, SprtConfig};
 use ninjazero_rules::{Color, Game, Position, Termination, Variant};
@@ -212,21 +215,6 @@ fn openings_are_paired_with_colours_swapped() {
     assert_eq!(openings.len(), 3, "each pair has its own opening");
 }
 
-fn synthetic(pairs: &[(&str, &str)]) -> Vec<ArenaGame> {
-    pairs
-        .iter()
-        .flat_map(|&(first, second)| {
-            [(first, true), (second, false)].map(|(result, a_is_white)| ArenaGame {
-                opening: vec!["e2e4".into()],
-                a_is_white,
-                result: result.to_string(),
-                termination: "checkmate".into(),
-                plies: 40,
-            })
-        })
-        .collect()
-}
-
 #[test]
 fn elo_arithmetic() {
     assert!(elo_from_score(0.5).abs() < 1e-9);
@@ -235,7 +223,7 @@ fn elo_arithmetic() {
     assert!((score_from_elo(elo_from_score(0.64)) - 0.64).abs() < 1e-12);
 
     // 3 pairs: A wins both, wins one and draws one, loses one and wins one (as Black).
-    let games = synthetic(&[("1-0", "0-1"), ("1-0", "1/2-1/2"), ("0-1", "0-1")]);
+    let games = games_from_pairs(&[("1-0", "0-1"), ("1-0", "1/2-1/2"), ("0-1", "0-1")]);
     let r = ArenaResult::from_games("chess", "A", "B", games, None);
     assert_eq!((r.wins, r.draws, r.losses), (4, 1, 1));
     assert!((r.score - 0.75).abs() < 1e-12);
@@ -249,7 +237,13 @@ fn elo_arithmetic() {
     );
 
     // All won: finite, corrected score (games + 0.5) / (games + 1).
-    let all = ArenaResult::from_games("chess", "A", "B", synthetic(&[("1-0", "0-1"); 5]), None);
+    let all = ArenaResult::from_games(
+        "chess",
+        "A",
+        "B",
+        games_from_pairs(&[("1-0", "0-1"); 5]),
+        None,
+    );
     assert_eq!(all.score, 1.0);
     // E(10.5 / 11) = -400 log10(1/21) = 400 log10 21.
     assert!((all.elo - 528.887_718).abs() < 1e-6, "{}", all.elo);
@@ -276,8 +270,8 @@ fn elo_arithmetic() {
     );
 
     // More games narrow the interval.
-    let many = synthetic(&[("1-0", "1/2-1/2"); 40]);
-    let few = synthetic(&[("1-0", "1/2-1/2"); 4]);
+    let many = games_from_pairs(&[("1-0", "1/2-1/2"); 40]);
+    let few = games_from_pairs(&[("1-0", "1/2-1/2"); 4]);
     let width = |g| {
         let r = ArenaResult::from_games("chess", "A", "B", g, None);
         r.elo_high - r.elo_low
@@ -293,12 +287,12 @@ fn sprt_verdicts() {
     assert!((lower + 2.944_439).abs() < 1e-6, "{lower}");
     assert!((upper - 2.944_439).abs() < 1e-6, "{upper}");
 
-    let wins = synthetic(&[("1-0", "0-1"); 10]);
+    let wins = games_from_pairs(&[("1-0", "0-1"); 10]);
     assert_eq!(sprt_verdict(&wins[..2], &config).0, SprtVerdict::Continue);
     assert_eq!(sprt_verdict(&wins, &config).0, SprtVerdict::AcceptH1);
-    let draws = synthetic(&[("1/2-1/2", "1/2-1/2"); 20]);
+    let draws = games_from_pairs(&[("1/2-1/2", "1/2-1/2"); 20]);
     assert_eq!(sprt_verdict(&draws, &config).0, SprtVerdict::AcceptH0);
-    let losses = synthetic(&[("0-1", "1-0"); 10]);
+    let losses = games_from_pairs(&[("0-1", "1-0"); 10]);
     assert_eq!(sprt_verdict(&losses, &config).0, SprtVerdict::AcceptH0);
     let r = ArenaResult::from_games("chess", "A", "B", wins, Some(&config));
     assert!(r.sprt.as_deref().unwrap().starts_with("H1 accepted"));
@@ -331,7 +325,7 @@ fn sprt_verdicts() {
 fn results_round_trip_through_json() {
     let tmp = ninjazero_testkit::temp_dir();
     let path = tmp.path().join("arena/gen-0001-vs-0000.json");
-    let games = synthetic(&[("1-0", "1/2-1/2"), ("0-1", "1-0")]);
+    let games = games_from_pairs(&[("1-0", "1/2-1/2"), ("0-1", "1-0")]);
     let result =
         ArenaResult::from_games("chess", "A", "B", games, Some(&SprtConfig::new(0.0, 10.0)));
     result.save(&path).unwrap();

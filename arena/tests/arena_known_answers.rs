@@ -4,26 +4,13 @@
 //! figure is worked out in the comments from the published formulas, not with the code's
 //! helpers.
 
+mod common;
+
+use common::games_from_pairs;
 use ninjazero_arena::arena::{
     elo_from_score, score_from_elo, sprt_llr, sprt_verdict, ArenaGame, ArenaResult, SprtConfig,
     SprtVerdict,
 };
-
-/// Games from pairs of results (White's view): in each pair A is White in the first game
-/// and Black in the second.
-fn pairs(results: &[(&str, &str)]) -> Vec<ArenaGame> {
-    results
-        .iter()
-        .flat_map(|&(first, second)| [(first, true), (second, false)])
-        .map(|(result, a_is_white)| ArenaGame {
-            opening: vec!["e2e4".into()],
-            a_is_white,
-            result: result.to_string(),
-            termination: "checkmate".into(),
-            plies: 40,
-        })
-        .collect()
-}
 
 fn close(what: &str, got: f64, want: f64, tolerance: f64) {
     assert!(
@@ -63,7 +50,7 @@ fn elo_interval_of_three_pairs() {
         "chess",
         "A",
         "B",
-        pairs(&[("1-0", "0-1"), ("1-0", "1/2-1/2"), ("0-1", "0-1")]),
+        games_from_pairs(&[("1-0", "0-1"), ("1-0", "1/2-1/2"), ("0-1", "0-1")]),
         None,
     );
     assert_eq!((r.games, r.wins, r.draws, r.losses), (6, 4, 1, 1));
@@ -89,7 +76,7 @@ fn elo_interval_of_four_pairs() {
         "chess",
         "A",
         "B",
-        pairs(&[
+        games_from_pairs(&[
             ("1-0", "0-1"),
             ("1/2-1/2", "1/2-1/2"),
             ("1-0", "1-0"),
@@ -112,13 +99,25 @@ fn elo_interval_of_four_pairs() {
 ///   400·log10 43 = 653.387382.
 #[test]
 fn a_clean_sweep_has_a_finite_corrected_elo() {
-    let r = ArenaResult::from_games("chess", "A", "B", pairs(&[("1-0", "0-1"); 5]), None);
+    let r = ArenaResult::from_games(
+        "chess",
+        "A",
+        "B",
+        games_from_pairs(&[("1-0", "0-1"); 5]),
+        None,
+    );
     assert_eq!(r.score, 1.0);
     close("elo", r.elo, 528.887_718, 1e-6);
     close("elo_low", r.elo_low, 229.008_504, 1e-6);
     close("elo_high", r.elo_high, 653.387_382, 1e-6);
     // And all lost: the mirror image.
-    let r = ArenaResult::from_games("chess", "A", "B", pairs(&[("0-1", "1-0"); 5]), None);
+    let r = ArenaResult::from_games(
+        "chess",
+        "A",
+        "B",
+        games_from_pairs(&[("0-1", "1-0"); 5]),
+        None,
+    );
     assert_eq!(r.score, 0.0);
     close("elo", r.elo, -528.887_718, 1e-6);
     close("elo_low", r.elo_low, -653.387_382, 1e-6);
@@ -133,7 +132,7 @@ fn a_clean_sweep_has_a_finite_corrected_elo() {
 ///   Low 0.465833 → −23.778489; high beyond 1 − 0.25/4 = 15/16 → 400·log10 15 = 470.436504.
 #[test]
 fn an_incomplete_pair_counts_as_a_unit() {
-    let mut games = pairs(&[("1-0", "1/2-1/2"), ("1-0", "0-1")]);
+    let mut games = games_from_pairs(&[("1-0", "1/2-1/2"), ("1-0", "0-1")]);
     games.pop();
     let r = ArenaResult::from_games("chess", "A", "B", games, None);
     assert_eq!((r.games, r.wins, r.draws, r.losses), (3, 2, 1, 0));
@@ -186,7 +185,7 @@ fn sprt_llr_and_verdicts() {
     assert_eq!(sprt_llr(&[], 0.0, 50.0), 0.0);
 
     let config = SprtConfig::new(0.0, 50.0);
-    let win_draw = pairs(&[("1-0", "1/2-1/2"); 7]);
+    let win_draw = games_from_pairs(&[("1-0", "1/2-1/2"); 7]);
     let (verdict, llr) = sprt_verdict(&win_draw[..12], &config);
     assert_eq!(verdict, SprtVerdict::Continue);
     close("llr", llr, 2.939_960, 1e-6);
@@ -196,7 +195,7 @@ fn sprt_llr_and_verdicts() {
         sprt_verdict(&win_draw[..13], &config),
         (SprtVerdict::Continue, llr)
     );
-    let draws = pairs(&[("1/2-1/2", "1/2-1/2"); 17]);
+    let draws = games_from_pairs(&[("1/2-1/2", "1/2-1/2"); 17]);
     assert_eq!(sprt_verdict(&draws[..32], &config).0, SprtVerdict::Continue);
     assert_eq!(sprt_verdict(&draws, &config).0, SprtVerdict::AcceptH0);
 
