@@ -94,6 +94,7 @@ fn values_rejects_bad_input_with_clear_messages() {
     let (ok, text) = NINJAZERO.run(&[&values[..], &["--out", path(&out)]].concat());
     assert!(!ok);
     assert!(text.contains("no-such-dir"), "{text}");
+    assert!(!out.exists(), "a failed study leaves no output directory");
     let (ok, text) = NINJAZERO.run(&[
         "values",
         "--variant",

@@ -120,7 +120,6 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
         });
     }
     let variant = study.variant;
-    std::fs::create_dir_all(out).map_err(|e| ValuesError::io(out, e))?;
     let kinds = PieceKind::of_variant(variant);
     let games = read_games(&study.data, Some(variant))?;
     if games.is_empty() {
@@ -128,6 +127,8 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
             data: study.data.clone(),
         });
     }
+    // Only once the data is there: a mistyped --data leaves no empty output directory.
+    std::fs::create_dir_all(out).map_err(|e| ValuesError::io(out, e))?;
     let mut runs = vec![regression(&games, &kinds, study)];
     if study.games > 0 {
         runs.push(handicap_matches(&kinds, study, out, progress)?);
