@@ -1,7 +1,7 @@
 //! `ninjazero selfplay` and `ninjazero data` on dataset directories that are missing,
 //! empty, of another variant, unwritable or written by two processes at once.
 
-use ninjazero_testkit::{outcome, temp_dir, text as path, Binary};
+use ninjazero_testkit::{outcome, sorted_game_ids, temp_dir, text as path, Binary};
 use std::path::{Path, PathBuf};
 
 const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
@@ -123,13 +123,10 @@ fn two_selfplay_processes_on_one_directory_store_each_game_once() {
             "{text}"
         );
     }
-    let mut ids: Vec<u64> = ninjazero_data::read_games(&dir, None)
-        .unwrap()
-        .iter()
-        .map(|g| g.game_id)
-        .collect();
-    ids.sort_unstable();
-    assert_eq!(ids, (0..games).collect::<Vec<u64>>());
+    assert_eq!(
+        sorted_game_ids(&dir, None),
+        (0..games).collect::<Vec<u64>>()
+    );
 }
 
 #[test]

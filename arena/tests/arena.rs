@@ -5,7 +5,7 @@ mod common;
 
 use common::games_from_pairs;
 use ninjazero_arena::arena::{elo_from_score, score_from_elo, sprt_verdict, SprtVerdict};
-use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult, SprtConfig};
+use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult, SprtConfig};
 use ninjazero_rules::{Color, Game, Position, Termination, Variant};
 use ninjazero_search::{
     AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, RandomEngine,

@@ -9,7 +9,7 @@ use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Color, Position, Variant};
 use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, RootSearch, SearchConfig};
 use ninjazero_selfplay::{play_dataset, run_selfplay, RunStats, SelfPlayGame, SelfPlayOptions};
-use ninjazero_testkit::temp_dir;
+use ninjazero_testkit::{sorted_game_ids, temp_dir};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -472,13 +472,10 @@ fn two_writers_on_one_directory_store_each_game_once() {
         }
     }
     assert_eq!(played, games);
-    let mut ids: Vec<u64> = read_games(&dir, Some(variant))
-        .unwrap()
-        .iter()
-        .map(|g| g.game_id)
-        .collect();
-    ids.sort_unstable();
-    assert_eq!(ids, (0..games).collect::<Vec<_>>());
+    assert_eq!(
+        sorted_game_ids(&dir, Some(variant)),
+        (0..games).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -67,6 +67,18 @@ pub fn random_game(start: &Position, game_id: u64, plies: u16, seed: u64) -> Gam
     game
 }
 
+/// The game ids in the dataset at `dir` (of `variant`, if given), sorted: a test compares
+/// them with the ids it expects, each once.
+pub fn sorted_game_ids(dir: &Path, variant: Option<Variant>) -> Vec<u64> {
+    let mut ids: Vec<u64> = ninjazero_data::read_games(dir, variant)
+        .expect("a readable dataset")
+        .iter()
+        .map(|g| g.game_id)
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
 /// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), for tests against
 /// the PyTorch and pyarrow references.
 pub fn venv_python() -> PathBuf {
