@@ -1,12 +1,14 @@
 //! Self-play datasets from any player (alpha-beta, random, a one-leaf-at-a-time MCTS):
 //! games on worker threads after a few random opening plies, stored like the scheduler's
-//! games but without a search policy (they can teach a value head and feed the outcome
-//! regression of `values`, not a policy head). Games at the ply cap are draws.
+//! games with the player's move as the policy target of each position it chose (so they
+//! teach a policy head to imitate the player, a value head its results, and feed the
+//! outcome regression of `values`). Games at the ply cap are draws.
 
 use crate::arena::{play_series_game, run_on_workers};
 use ninjazero_data::{
-    DatasetWriter, FileMeta, FlushPolicy, GameRecord, GameSettings, PositionRecord,
+    DatasetWriter, FileMeta, FlushPolicy, GameRecord, GameSettings, PolicyEntry, PositionRecord,
 };
+use ninjazero_model::{move_index, BoardShape};
 use ninjazero_rules::{Color, Game, Position};
 use ninjazero_search::EngineFactory;
 
@@ -24,24 +26,40 @@ pub struct PlayerGamesOptions {
     pub player: String,
 }
 
-/// The positions of a finished game, each with the move played from it.
+/// The positions of a finished game, each with the move played from it. After the
+/// `opening_plies` random plies, the player's move is also the position's policy target
+/// (all its probability on that move), so the games can teach a policy head to play like
+/// the player.
 fn record(
     id: u64,
     game: &Game,
+    opening_plies: usize,
     winner: Option<Color>,
     termination: String,
     player: &str,
 ) -> GameRecord {
+    let shape = BoardShape::of(game.start().variant());
     let mut position = game.start().clone();
     let mut positions = Vec::with_capacity(game.moves().len());
     for (ply, &m) in game.moves().iter().enumerate() {
+        let chosen = ply >= opening_plies;
+        let policy = if chosen {
+            vec![PolicyEntry {
+                index: move_index(&shape, &position, m) as u32,
+                move_text: m.to_string(),
+                visits: 1,
+                probability: 1.0,
+            }]
+        } else {
+            Vec::new()
+        };
         positions.push(PositionRecord {
             ply: ply as u16,
             fen: position.to_fen(),
             side_to_move: position.turn(),
-            policy: Vec::new(),
+            policy,
             root_value: 0.0,
-            full_search: false,
+            full_search: chosen,
             material: position.material(),
             hand: [position.hand(Color::White), position.hand(Color::Black)],
             move_played: m.to_string(),
@@ -105,6 +123,7 @@ pub fn play_player_dataset(
             record(
                 id,
                 &played.game,
+                options.opening_plies,
                 played.winner,
                 played.termination,
                 &options.player,

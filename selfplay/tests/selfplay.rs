@@ -5,7 +5,9 @@ use ninjazero_data::{
     dataset_files, finished_game_ids, read_games, DataError, DatasetWriter, FileMeta, FlushPolicy,
     GameRecord,
 };
-use ninjazero_model::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
+use ninjazero_model::{
+    decode_move, BoardShape, EvalRequest, Evaluation, Evaluator, UniformEvaluator,
+};
 use ninjazero_rules::{Color, Position, Variant};
 use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, RootSearch, SearchConfig};
 use ninjazero_selfplay::{play_dataset, run_selfplay, RunStats, SelfPlayGame, SelfPlayOptions};
@@ -395,10 +397,25 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
         assert_eq!(game.model_id, "alphabeta:depth=1");
         // Each position is the one before its move; the last move leads to the end.
         let mut position = Position::from_fen(Variant::Chess, &game.start_fen).unwrap();
+        let shape = BoardShape::of(Variant::Chess);
         for record in &game.positions {
             assert_eq!(record.fen, position.to_fen());
-            assert!(record.policy.is_empty() && !record.full_search);
             let m = position.parse_move(&record.move_played).unwrap();
+            // The random opening plies teach nothing; every later move is the target.
+            if usize::from(record.ply) < options.opening_plies {
+                assert!(record.policy.is_empty() && !record.full_search);
+            } else {
+                assert!(record.full_search, "ply {}", record.ply);
+                let [entry] = record.policy.as_slice() else {
+                    panic!("ply {}: policy {:?}", record.ply, record.policy);
+                };
+                assert_eq!(entry.move_text, record.move_played);
+                assert_eq!(entry.probability, 1.0);
+                assert_eq!(
+                    decode_move(&shape, &position, entry.index as usize),
+                    Some(m)
+                );
+            }
             position = position.play(m).unwrap();
         }
         let ended = position.outcome().map(|o| o.winner);
