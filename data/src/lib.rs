@@ -5,7 +5,9 @@
 //! holding whole games, one row per position. A file appears atomically: it is written under
 //! a temporary name ending in `.tmp`, synced and renamed (the [`atomic`] module), so readers
 //! (which only look at `*.arrow`) never see a partial file, and a killed writer leaves at
-//! most a `.tmp` that the next [`DatasetWriter::create`] removes. A writer holds an advisory lock on `DIR/.lock` for its
+//! most a `.tmp` that the next [`DatasetWriter::create`] removes (temporary names carry the
+//! host and process id, so on a shared filesystem a live writer's file on another host is
+//! spared). A writer holds an advisory lock on `DIR/.lock` for its
 //! lifetime, so one directory has one writer at a time. File names carry the first game id,
 //! the time and the process id, so a restarted writer never overwrites a finished file.
 //!

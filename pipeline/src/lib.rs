@@ -18,14 +18,20 @@
 pub mod config;
 pub mod run_dir;
 pub mod stages;
+pub mod store;
 pub mod summary;
+pub mod worker;
 
 pub use config::{
     load_or_create, PipelinePreset, RunConfig, Setting, SettingDifference, UnknownPreset,
 };
 pub use run_dir::{generation_name, RunDir};
 pub use stages::{arena, initial_model, mcts_spec, measurably_worse, self_play, train_candidate};
+pub use store::{RunStore, StoreError, StoredObject};
 pub use summary::{plot_elo, write_summary, GenerationRow};
+pub use worker::{
+    generation_status, selfplay_shard, GenerationStatus, Manifest, ShardOutcome, ShardState,
+};
 
 /// Where a run reports its stages' progress and its log lines (shared with the values study).
 pub use ninjazero_data::progress::{Progress, Silent};
@@ -82,6 +88,11 @@ pub enum PipelineError {
     Arena(String),
     #[error("{}: {message}", path.display())]
     Plot { path: PathBuf, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A generation's manifest is missing, unreadable, or does not fit the request.
+    #[error("{key}: {reason}")]
+    Manifest { key: String, reason: String },
 }
 
 /// What a run ended with.

@@ -51,9 +51,9 @@ pub fn self_play(
     let (mut evaluator, model_id) = load_evaluator(model, variant, device)?;
     let options = SelfPlayOptions {
         start: Position::start(variant),
-        games: config.selfplay_games,
+        game_ids: 0..config.selfplay_games,
         concurrency: config.concurrency,
-        seed: derive_seed(config.seed, SeedStream::Generation, generation.into()),
+        seed: self_play_seed(config.seed, generation),
         config: config.search.clone(),
         model_id,
     };
@@ -84,6 +84,13 @@ pub fn self_play(
         stats.positions as f64 / stats.wall.as_secs_f64().max(1e-9)
     ));
     Ok(Some(stats))
+}
+
+/// The seed of generation `generation`'s self-play in a run seeded `run_seed`; each game's
+/// own seed derives from it and the game id ([`ninjazero_selfplay::SelfPlayGame::new`]), so
+/// a game's moves depend on the run seed, the generation and its id alone.
+pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
+    derive_seed(run_seed, SeedStream::Generation, generation.into())
 }
 
 /// Trains the candidate of `generation` from `parent`'s network on the self-play data of

@@ -14,6 +14,7 @@ use ninjazero_rules::{Color, Position};
 use ninjazero_search::SearchConfig;
 use rayon::prelude::*;
 use std::collections::HashSet;
+use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -21,8 +22,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct SelfPlayOptions {
     pub start: Position,
-    /// Game ids `0..games` make up the dataset; ids already written are skipped.
-    pub games: u64,
+    /// The game ids that make up the dataset (ids already written are skipped). Each game's
+    /// random stream derives from `seed` and its id alone, so workers given disjoint ranges
+    /// of one seed play disjoint games, the same ones a single run of the whole range plays.
+    pub game_ids: Range<u64>,
     /// Games played at the same time (about twice the network batch size).
     pub concurrency: usize,
     pub seed: u64,
@@ -81,7 +84,10 @@ pub fn run_selfplay(
 ) -> Result<RunStats, DataError> {
     let started = Instant::now();
     let config = &options.config;
-    let mut ids = (0..options.games).filter(|id| !already_written.contains(id));
+    let mut ids = options
+        .game_ids
+        .clone()
+        .filter(|id| !already_written.contains(id));
     let new_game = |ids: &mut dyn Iterator<Item = u64>| {
         ids.next()
             .map(|id| SelfPlayGame::new(id, options.start.clone(), options.seed, config))
@@ -175,7 +181,10 @@ pub fn play_dataset(
         model_id: options.model_id.clone(),
     };
     let (mut writer, done) = DatasetWriter::resume(dir, meta, policy)?;
-    let already = done.iter().filter(|&&id| id < options.games).count() as u64;
+    let already = done
+        .iter()
+        .filter(|id| options.game_ids.contains(id))
+        .count() as u64;
     let stats = run_selfplay(options, evaluator, &mut writer, &done, &|stats| {
         progress(already, stats)
     })?;

@@ -88,7 +88,7 @@ fn search_finds_a_mate_in_one_through_terminal_values() {
 fn options(variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> SelfPlayOptions {
     SelfPlayOptions {
         start: Position::start(variant),
-        games,
+        game_ids: 0..games,
         concurrency: 4,
         seed,
         config: config.clone(),
@@ -134,6 +134,28 @@ fn moves_by_game(dir: &Path, variant: Variant) -> Vec<(u64, Vec<String>)> {
         .collect();
     games.sort();
     games
+}
+
+/// Workers given disjoint id ranges of one seed play the games a single run of the whole
+/// range plays: a game's random stream depends on the seed and its id alone.
+#[test]
+fn disjoint_id_ranges_play_the_games_of_one_run() {
+    let variant = Variant::Ninjutsu;
+    let config = quiet_config();
+    let tmp = temp_dir();
+    let whole = tmp.path().join("whole");
+    run(&whole, variant, 4, 3, &config);
+    let shards = tmp.path().join("shards");
+    for ids in [2..4, 0..2] {
+        let shard = SelfPlayOptions {
+            game_ids: ids,
+            ..options(variant, 0, 3, &config)
+        };
+        play(&shards, &shard, TWO_PER_FILE, &|_, _| {}).unwrap();
+    }
+    let games = moves_by_game(&shards, variant);
+    assert_eq!(games.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(games, moves_by_game(&whole, variant));
 }
 
 #[test]
@@ -202,7 +224,7 @@ fn model_free_self_play_favours_neither_colour() {
     };
     let options = SelfPlayOptions {
         start: Position::start(variant),
-        games: 64,
+        game_ids: 0..64,
         concurrency: 64,
         seed: 5,
         config,

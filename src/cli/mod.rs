@@ -13,6 +13,7 @@ mod selfplay_commands;
 mod train_commands;
 mod uci;
 mod values;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use ninjazero_rules::Variant;
@@ -60,6 +61,13 @@ enum Command {
     /// Piece values in Pawns with 95 % intervals: outcome regression over a dataset,
     /// handicap matches against Pawn odds, and a value-network probe (with --model).
     Values(values::ValuesArgs),
+    /// Stateless workers on a run stored behind one URL (path, file://, s3://):
+    /// `worker selfplay` plays one shard, `worker manifest` plans a generation.
+    #[command(subcommand)]
+    Worker(worker::WorkerCommand),
+    /// Per generation: the self-play manifest (K, M, seed) and the shards done, partial
+    /// and missing, from the stored objects alone.
+    Status(worker::StatusArgs),
 }
 
 /// The error type of the commands not yet on [`anyhow`] (play, uci, arena, selfplay and
@@ -90,6 +98,8 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             pipeline::run(args, given)
         }
         Command::Values(args) => values::run(args),
+        Command::Worker(command) => worker::run(command),
+        Command::Status(args) => worker::status(args),
     }
 }
 

@@ -161,7 +161,7 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
     };
     let options = SelfPlayOptions {
         start: Position::start(args.variant),
-        games: args.games,
+        game_ids: 0..args.games,
         concurrency: args.concurrency,
         seed: args.seed,
         config: config.clone(),

@@ -1,0 +1,208 @@
+//! `worker` and `status`: stateless self-play workers on a run stored behind one URL (a
+//! path, `file:///abs/path` or `s3://bucket/prefix`), and what the stored objects say about
+//! a run. The work lives in [`ninjazero_pipeline::worker`].
+
+use super::numbers::{whole, MAX_THREADS};
+use super::{parse_variant, StageBars};
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use ninjazero_model::parse_device;
+use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
+use ninjazero_pipeline::{
+    generation_status, selfplay_shard, PipelinePreset, RunConfig, RunStore, ShardOutcome,
+};
+use ninjazero_rules::Variant;
+use std::path::PathBuf;
+use tch::Device;
+
+use super::pipeline::PresetArg;
+
+#[derive(Subcommand, Debug)]
+pub enum WorkerCommand {
+    /// Play one self-play shard of a generation (games [K·M, (K+1)·M) of its manifest) and
+    /// store it with create-only puts; a shard already stored is left alone (exit 0).
+    Selfplay(SelfPlayShardArgs),
+    /// Plan a generation's self-play: store its MANIFEST.json (create-only; the same
+    /// manifest again is no change, another one is refused).
+    Manifest(ManifestArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SelfPlayShardArgs {
+    /// The run: a path, file:///abs/path or s3://bucket/prefix (AWS_* variables for S3).
+    #[arg(long)]
+    run: String,
+    /// The generation whose self-play to play. [range: 0 to 9999]
+    #[arg(long, value_parser = whole::<u32>(0, 9999))]
+    generation: u32,
+    /// The shard K. [range: 0 to 999999]
+    #[arg(long, value_parser = whole::<u32>(0, 999_999))]
+    shard: u32,
+    /// The model's key in the run (models/gen-NNNN.safetensors); default: the manifest's.
+    #[arg(long)]
+    model: Option<String>,
+    /// Refuse a run planned for another variant.
+    #[arg(long, value_parser = parse_variant)]
+    variant: Option<Variant>,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+    /// CPU threads for tree work and libtorch (default: all cores). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
+    threads: Option<usize>,
+    /// Where fetched models are kept (default: $NINJAZERO_CACHE, else ~/.cache/ninjazero).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ManifestArgs {
+    /// The run: a path, file:///abs/path or s3://bucket/prefix.
+    #[arg(long)]
+    run: String,
+    /// The generation to plan. [range: 0 to 9999]
+    #[arg(long, value_parser = whole::<u32>(0, 9999))]
+    generation: u32,
+    #[arg(long, value_parser = parse_variant)]
+    variant: Variant,
+    /// The search and concurrency of the pipeline preset of this name.
+    #[arg(long, value_enum, default_value = "demo")]
+    preset: PresetArg,
+    /// The run's seed (a game's seed derives from it, the generation and the game id).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Shards K. [range: 1 to 100000]
+    #[arg(long, value_parser = whole::<u32>(1, 100_000))]
+    shards: u32,
+    /// Games per shard M. [range: 1 to 10000000]
+    #[arg(long, value_parser = whole::<u64>(1, 10_000_000))]
+    games_per_shard: u64,
+    /// Games per stored part of a shard (default: 64, at most M). [range: 1 to 10000000]
+    #[arg(long, value_parser = whole::<u64>(1, 10_000_000))]
+    games_per_part: Option<u64>,
+    /// The model's key in the run (models/gen-NNNN.safetensors); default: model-free search.
+    #[arg(long)]
+    model: Option<String>,
+    /// Simulations per full search (default: the preset's). [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u32>(1, 1_000_000))]
+    sims: Option<u32>,
+    /// Simulations per cheap search (default: the preset's). [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u32>(1, 1_000_000))]
+    cheap_sims: Option<u32>,
+    /// Games longer than this are adjudicated (default: the preset's). [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<u32>(1, 10_000))]
+    max_plies: Option<u32>,
+    /// Games played at once by a worker (default: the preset's). [range: 2 to 65536]
+    #[arg(long, value_parser = whole::<usize>(2, 65_536))]
+    concurrency: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The run: a path, file:///abs/path or s3://bucket/prefix.
+    #[arg(long)]
+    run: String,
+}
+
+pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
+    match command {
+        WorkerCommand::Selfplay(args) => run_shard(args),
+        WorkerCommand::Manifest(args) => plan(args),
+    }
+}
+
+fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
+    let threads = args.threads.unwrap_or_else(super::available_threads);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .context("starting the worker threads")?;
+    tch::set_num_threads(threads as i32);
+    let store = RunStore::open(&args.run)?;
+    let cache = match args.cache {
+        Some(dir) => dir,
+        None => default_cache(store.url()),
+    };
+    let job = ShardJob {
+        generation: args.generation,
+        shard: args.shard,
+        model: args.model.as_deref(),
+        variant: args.variant,
+        device: args.device,
+        cache: &cache,
+    };
+    let name = format!("generation {} shard {}", args.generation, args.shard);
+    match selfplay_shard(&store, &job, &StageBars::default())? {
+        ShardOutcome::AlreadyDone => println!("{name}: already stored, nothing to do"),
+        ShardOutcome::Played {
+            parts_stored,
+            parts_found,
+            games,
+            positions,
+        } => println!(
+            "{name}: stored {parts_stored} parts ({games} games, {positions} positions), {parts_found} parts were stored already; shard done"
+        ),
+    }
+    Ok(())
+}
+
+/// `$NINJAZERO_CACHE`, else `~/.cache/ninjazero`, else the temp dir; one folder per store.
+fn default_cache(url: &str) -> PathBuf {
+    let root = std::env::var_os("NINJAZERO_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/ninjazero"))
+        })
+        .unwrap_or_else(|| std::env::temp_dir().join("ninjazero-cache"));
+    // FNV-1a of the URL: a short folder name that no two stores share in practice.
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    root.join(format!("{hash:016x}"))
+}
+
+fn plan(args: ManifestArgs) -> anyhow::Result<()> {
+    let store = RunStore::open(&args.run)?;
+    if let Some(model) = &args.model {
+        if !store.exists(model)? {
+            anyhow::bail!("{}/{model}: no such model in the run", store.url());
+        }
+    }
+    let preset: PipelinePreset = args.preset.into();
+    let defaults = RunConfig::new(args.variant, preset, args.seed, None);
+    let mut search = defaults.search;
+    search.simulations = args.sims.unwrap_or(search.simulations);
+    search.cheap_simulations = args.cheap_sims.unwrap_or(search.cheap_simulations);
+    search.max_plies = args.max_plies.unwrap_or(search.max_plies);
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        variant: args.variant.id().to_string(),
+        generation: args.generation,
+        shards: args.shards,
+        games_per_shard: args.games_per_shard,
+        games_per_part: args.games_per_part.unwrap_or(64).min(args.games_per_shard),
+        seed: args.seed,
+        concurrency: args.concurrency.unwrap_or(defaults.concurrency),
+        search,
+        model: args.model,
+    };
+    let key = Manifest::key(args.generation);
+    if manifest.publish(&store)? {
+        println!("{}/{key}: stored", store.url());
+    } else {
+        println!("{}/{key}: already stored with these settings", store.url());
+    }
+    Ok(())
+}
+
+pub fn status(args: StatusArgs) -> anyhow::Result<()> {
+    let store = RunStore::open(&args.run)?;
+    let generations = generation_status(&store)?;
+    if generations.is_empty() {
+        println!("{}: no self-play stored", store.url());
+    }
+    for generation in generations {
+        println!("{generation}");
+    }
+    Ok(())
+}
