@@ -1,5 +1,7 @@
 //! `ninjazero ladder`: a tiny ladder completes with random at 0, a rerun reuses every
-//! stored game, and a bad player is refused in one line naming it.
+//! stored game, and a bad player is refused in one line naming it; an external engine that
+//! dies mid-game loses its games in the binary's arena (whose SIGPIPE would otherwise kill
+//! it on the next write to the dead engine).
 
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::collections::BTreeMap;
@@ -129,4 +131,53 @@ fn a_bad_player_is_refused_in_one_line_naming_it() {
         assert!(stderr.contains(&expected), "{player}: {stderr}");
         assert!(!dir.exists(), "{player}: no games are stored");
     }
+}
+
+#[test]
+fn an_engine_that_dies_mid_game_loses_and_the_arena_finishes() {
+    let tmp = temp_dir();
+    // Answers the handshake, plays a Knight move, then exits at its second `go`.
+    let script = r#"#!/bin/sh
+moves=0
+while read -r line; do
+  case "$line" in
+    uci) echo "id name fake"; echo uciok ;;
+    isready) echo readyok ;;
+    position*) set -- $line; words=$# ;;
+    go*) moves=$((moves + 1))
+      if [ $moves -gt 1 ]; then exit 3; fi
+      if [ $words -eq 2 ]; then echo "bestmove g1f3"; else echo "bestmove g8f6"; fi ;;
+  esac
+done
+"#;
+    let engine = tmp.path().join("dies");
+    std::fs::write(&engine, script).unwrap();
+    let chmod = std::process::Command::new("chmod")
+        .args(["+x", text(&engine)])
+        .status();
+    assert!(chmod.unwrap().success());
+    let player = format!("uci:{}:depth=1", text(&engine));
+    let out = tmp.path().join("result.json");
+    let (ok, output) = NINJAZERO.run(&[
+        "arena",
+        "--variant",
+        "chess",
+        "--a",
+        &player,
+        "--b",
+        "random",
+        "--pairs",
+        "2",
+        "--opening-plies",
+        "0",
+        "--threads",
+        "1",
+        "--out",
+        text(&out),
+    ]);
+    assert!(ok, "{output}");
+    assert!(output.contains("+0 =0 -4"), "{output}");
+    let json = std::fs::read_to_string(&out).unwrap();
+    let reason = format!("{player} failed: the engine exited (exit status: 3)");
+    assert_eq!(json.matches(&reason).count(), 4, "{json}");
 }
