@@ -74,6 +74,20 @@ fn a_ladder_rates_the_player_and_a_rerun_reuses_its_games() {
     assert!(again.contains("0 games played now, 16 reused"), "{again}");
     assert_eq!(stored(&dir), files);
 
+    // A pairing whose games were lost (as if the ladder had been killed before storing
+    // them): a rerun plays only its pair again.
+    let cut = dir.join("alphabeta_depth=1--vs--random.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cut).unwrap()).unwrap();
+    json["games"].as_array_mut().unwrap().truncate(0);
+    std::fs::write(&cut, json.to_string()).unwrap();
+    let (ok, resumed) = ladder(&dir, "alphabeta:depth=1");
+    assert!(ok, "{resumed}");
+    assert!(
+        resumed.contains("2 games played now, 14 reused"),
+        "{resumed}"
+    );
+
     // Another player reuses the anchors' chain: only its own six pairings are played.
     let (ok, other) = ladder(&dir, "uniform:sims=8");
     assert!(ok, "{other}");

@@ -573,9 +573,9 @@ impl Collected {
     }
 }
 
-/// Plays the arena (openings `first_pair..first_pair + pairs`): for each pair, one game with A as White and one with A as Black, from
-/// the same opening, on `threads` worker threads (each with its own players). Results do
-/// not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
+/// Plays the arena (openings `first_pair..first_pair + pairs`): for each pair, one game
+/// with A as White and one with A as Black, from the same opening, on `threads` worker
+/// threads (each with its own players). Results do not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
 /// and stops early once an SPRT (if given) is decided on the first complete pairs.
 pub fn run_arena(
     make_a: &EngineFactory,

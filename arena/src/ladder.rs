@@ -3,9 +3,10 @@
 //!
 //! - Anchors, weakest first: `random`, the model-free MCTS `uniform:ms=T`, alpha-beta at
 //!   depths 1, 2 and 3, `alphabeta:ms=T`, and on chess Fairy-Stockfish at depth 1 with
-//!   Skill Level 0, at depth 1, and at depth 5. `T` is the ladder's time per move: the
-//!   `ms=` anchors are time-limited, the others fixed-depth (so their strength does not
-//!   depend on the machine).
+//!   Skill Level 0, at depth 1, and at depth 5, in the order of a measured chess ladder
+//!   (at T = 50) so that neighbours are close in strength. `T` is the ladder's time per
+//!   move: the `ms=` anchors are time-limited, the others fixed-depth (so their strength
+//!   does not depend on the machine).
 //! - Pairings: the player against every anchor, and each anchor against the next one, so
 //!   that the anchors' own scale is fitted from their games too.
 //! - Storage: one JSON file per pairing in the ladder directory, named by the two spec texts,
@@ -105,21 +106,30 @@ pub enum LadderError {
 /// The anchors of `variant` with `ms` milliseconds per move for the time-limited ones,
 /// weakest first (see the module docs).
 pub fn anchors(variant: Variant, ms: u64) -> Vec<EngineSpec> {
-    let mut texts = vec![
-        "random".to_string(),
-        format!("uniform:ms={ms}"),
-        "alphabeta:depth=1".to_string(),
-        "alphabeta:depth=2".to_string(),
-        "alphabeta:depth=3".to_string(),
-        format!("alphabeta:ms={ms}"),
-    ];
-    if variant == Variant::Chess {
-        texts.extend([
-            "uci:fairy-stockfish:depth=1:Skill Level=0".to_string(),
-            "uci:fairy-stockfish:depth=1".to_string(),
-            "uci:fairy-stockfish:depth=5".to_string(),
-        ]);
-    }
+    let uniform = format!("uniform:ms={ms}");
+    let timed = format!("alphabeta:ms={ms}");
+    let texts: Vec<&str> = if variant == Variant::Chess {
+        vec![
+            "random",
+            &uniform,
+            "alphabeta:depth=1",
+            "uci:fairy-stockfish:depth=1:Skill Level=0",
+            "alphabeta:depth=2",
+            "alphabeta:depth=3",
+            "uci:fairy-stockfish:depth=1",
+            &timed,
+            "uci:fairy-stockfish:depth=5",
+        ]
+    } else {
+        vec![
+            "random",
+            &uniform,
+            "alphabeta:depth=1",
+            "alphabeta:depth=2",
+            "alphabeta:depth=3",
+            &timed,
+        ]
+    };
     texts
         .iter()
         .map(|t| t.parse().expect("the anchors are valid specs"))
@@ -434,5 +444,6 @@ mod tests {
         let chess = anchors(Variant::Chess, 50);
         assert_eq!(chess.len(), 9);
         assert_eq!(chess[1].to_string(), "uniform:ms=50");
+        assert_eq!(chess[7].to_string(), "alphabeta:ms=50");
     }
 }

@@ -146,7 +146,7 @@ impl Process {
             .find(|(n, _)| n.eq_ignore_ascii_case("UCI_Variant"))
         {
             Some((_, declaration)) => {
-                if !combo_values(declaration).any(|v| v == variant.id()) {
+                if !combo_has(declaration, variant.id()) {
                     return Err(format!("the engine does not know the variant {variant}"));
                 }
                 process.send(&format!("setoption name UCI_Variant value {variant}"))?;
@@ -223,15 +223,10 @@ fn option_declaration(line: &str) -> Option<(String, String)> {
     Some((name.to_string(), line.to_string()))
 }
 
-/// The `var` values of a combo option's declaration.
-fn combo_values(declaration: &str) -> impl Iterator<Item = &str> {
+/// Whether a combo option's declaration lists `value` (`… var chess var 3check …`).
+fn combo_has(declaration: &str, value: &str) -> bool {
     let words: Vec<&str> = declaration.split_whitespace().collect();
-    let values: Vec<&str> = words
-        .windows(2)
-        .filter(|w| w[0] == "var")
-        .map(|w| w[1])
-        .collect();
-    values.into_iter()
+    words.windows(2).any(|w| w == ["var", value])
 }
 
 /// A move in UCI's text: castling as the King's two squares (`e1g1`); every other move as
@@ -523,6 +518,15 @@ mod tests {
             parse_uci_move(game.position(), "zz").unwrap_err(),
             "malformed move 'zz'"
         );
+    }
+
+    #[test]
+    fn option_declarations_are_read_with_spaces_in_names() {
+        let line = "option name Skill Level type spin default 20 min -20 max 20";
+        assert_eq!(option_declaration(line).unwrap().0, "Skill Level");
+        let variants = "option name UCI_Variant type combo default chess var 3check var chess";
+        assert!(combo_has(variants, "chess") && combo_has(variants, "3check"));
+        assert!(!combo_has(variants, "insane-ninja") && !combo_has(variants, "default"));
     }
 
     #[test]
