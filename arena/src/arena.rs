@@ -20,6 +20,11 @@ use std::sync::Mutex;
 pub struct ArenaConfig {
     /// Openings; every one is played twice with colours swapped, so games = 2 * pairs.
     pub pairs: usize,
+    /// The number of the first opening: pairs `first_pair..first_pair + pairs` are played,
+    /// so that a long match can be played (and stored) a few pairs at a time with the
+    /// openings of one long arena.
+    #[serde(default)]
+    pub first_pair: usize,
     /// Random legal plies from the start position that make an opening (seeded).
     pub opening_plies: usize,
     /// Games reaching this many plies (opening included) are adjudicated on material (see
@@ -34,6 +39,7 @@ impl Default for ArenaConfig {
     fn default() -> ArenaConfig {
         ArenaConfig {
             pairs: 50,
+            first_pair: 0,
             opening_plies: 6,
             max_plies: 300,
             seed: 0,
@@ -88,8 +94,8 @@ pub struct ArenaGame {
     pub a_is_white: bool,
     /// `1-0`, `0-1` or `1/2-1/2`.
     pub result: String,
-    /// `checkmate`, `threefold repetition`, …, `adjudication (material)`, `max plies` or
-    /// `illegal move …`.
+    /// `checkmate`, `threefold repetition`, …, `adjudication (material)`, `max plies`,
+    /// `illegal move …` or `PLAYER failed: …` (an external engine's fault).
     pub termination: String,
     /// Plies of the whole game, opening included.
     pub plies: usize,
@@ -376,13 +382,15 @@ pub struct PlayedGame {
     pub game: Game,
     /// None for a draw.
     pub winner: Option<Color>,
-    /// `checkmate`, …, `adjudication (material)`, `max plies` or `illegal move …`.
+    /// `checkmate`, …, `adjudication (material)`, `max plies`, `illegal move …` or
+    /// `PLAYER failed: …`.
     pub termination: String,
 }
 
 /// Plays one game from `start` after the `opening` moves. At `max_plies` the game is
 /// adjudicated on material when `adjudicate_material` is set (see
-/// [`ADJUDICATION_MARGIN`]), else drawn.
+/// [`ADJUDICATION_MARGIN`]), else drawn. A player whose search fails (an external
+/// engine's crash, hang or nonsense) loses, with the reason as the termination.
 pub fn play_game(
     white: &mut dyn Engine,
     black: &mut dyn Engine,
@@ -407,16 +415,19 @@ pub fn play_game(
             };
         }
         let mover = game.position().turn();
-        let m = match mover {
-            Color::White => white.choose(&game),
-            Color::Black => black.choose(&game),
+        let player: &mut dyn Engine = match mover {
+            Color::White => &mut *white,
+            Color::Black => &mut *black,
+        };
+        let m = match player.choose(&game) {
+            Ok(m) => m,
+            Err(e) => break (Some(!mover), format!("{} failed: {e}", player.name())),
         };
         if game.play(m).is_err() {
-            let name = match mover {
-                Color::White => white.name(),
-                Color::Black => black.name(),
-            };
-            break (Some(!mover), format!("illegal move {m} by {name}"));
+            break (
+                Some(!mover),
+                format!("illegal move {m} by {}", player.name()),
+            );
         }
     };
     PlayedGame {
@@ -487,7 +498,8 @@ pub fn play_series_game(
     play_game(white, black, start, &moves, max_plies, false)
 }
 
-/// Plays pair `pair`: A as White, then A as Black, from the same opening.
+/// Plays pair `pair` (the opening's number): A as White, then A as Black, from the same
+/// opening.
 fn play_pair(
     a: &mut dyn Engine,
     b: &mut dyn Engine,
@@ -561,9 +573,9 @@ impl Collected {
     }
 }
 
-/// Plays the arena: for each pair, one game with A as White and one with A as Black, from
-/// the same opening, on `threads` worker threads (each with its own players). Results do
-/// not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
+/// Plays the arena (openings `first_pair..first_pair + pairs`): for each pair, one game
+/// with A as White and one with A as Black, from the same opening, on `threads` worker
+/// threads (each with its own players). Results do not depend on the thread count. Calls `progress(done, total, &partial)` after each pair
 /// and stops early once an SPRT (if given) is decided on the first complete pairs.
 pub fn run_arena(
     make_a: &EngineFactory,
@@ -588,7 +600,15 @@ pub fn run_arena(
         config.pairs,
         threads,
         &|| Ok((make_a()?, make_b()?)),
-        &|(a, b), pair| play_pair(a.as_mut(), b.as_mut(), variant, config, pair),
+        &|(a, b), pair| {
+            play_pair(
+                a.as_mut(),
+                b.as_mut(),
+                variant,
+                config,
+                config.first_pair + pair,
+            )
+        },
         &mut |pair, games| {
             collected.add(pair, games, config.sprt.as_ref());
             let finished = collected.finished.clone();

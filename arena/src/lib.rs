@@ -1,11 +1,16 @@
 //! Games between players on worker threads: paired openings, the score with its Elo
-//! interval and an SPRT, and datasets of games played by any player.
+//! interval and an SPRT, ratings of many players on one scale (the strength ladder), and
+//! datasets of games played by any player.
 
 pub mod arena;
+pub mod ladder;
 pub mod player_games;
+pub mod rating;
 
 pub use arena::{
     play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
 };
+pub use ladder::{run_ladder, LadderError, LadderJob, LadderReport, LadderSettings};
 pub use ninjazero_search::EngineFactory;
 pub use player_games::{play_player_dataset, PlayerGamesOptions};
+pub use rating::{fit_ratings, PairingScore, Rating, RatingError};

@@ -53,7 +53,7 @@ fn alphabeta_finds_mate_in_one() {
         for d in [1, 3] {
             let mut game = game_from(variant, fen);
             let mut player = depth(d);
-            let m = player.choose(&game);
+            let m = player.choose(&game).unwrap();
             game.play(m).unwrap();
             let outcome = game.outcome().expect("the move mates");
             assert_eq!(outcome.termination, Termination::Checkmate, "{variant} {m}");
@@ -101,7 +101,7 @@ fn alphabeta_depth_3_on_insane_ninja_is_fast() {
     let mut player = depth(3);
     let mut most = 0u64;
     for _ in 0..4 {
-        let m = player.choose(&game);
+        let m = player.choose(&game).unwrap();
         let info = player.last_search().unwrap();
         eprintln!(
             "insane-ninja depth 3: {m} score {} nodes {} in {:?}",
@@ -119,6 +119,7 @@ fn alphabeta_plays_every_variant() {
     for variant in Variant::ALL {
         let config = ArenaConfig {
             pairs: 1,
+            first_pair: 0,
             opening_plies: 2,
             max_plies: 80,
             seed: 3,
@@ -155,6 +156,7 @@ fn time_limited_alphabeta_deepens_within_its_time() {
 fn alphabeta_beats_the_random_mover() {
     let config = ArenaConfig {
         pairs: 3,
+        first_pair: 0,
         opening_plies: 4,
         max_plies: 300,
         seed: 1,
@@ -180,6 +182,7 @@ fn alphabeta_beats_the_random_mover() {
 fn openings_are_paired_with_colours_swapped() {
     let config = ArenaConfig {
         pairs: 3,
+        first_pair: 0,
         opening_plies: 4,
         max_plies: 30,
         seed: 11,
@@ -301,6 +304,7 @@ fn sprt_verdicts() {
     // A real run: alpha-beta against the random mover stops early with H1.
     let arena = ArenaConfig {
         pairs: 20,
+        first_pair: 0,
         opening_plies: 4,
         max_plies: 300,
         seed: 2,

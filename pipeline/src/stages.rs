@@ -168,6 +168,7 @@ pub fn arena(
     }
     let arena_config = ArenaConfig {
         pairs: config.arena_pairs,
+        first_pair: 0,
         opening_plies: 4,
         max_plies: config.search.max_plies,
         seed: config.seed,

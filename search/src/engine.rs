@@ -154,6 +154,19 @@ impl SearchInfo {
     }
 }
 
+/// Why a search gave no move.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError {
+    /// The game is over: there is nothing to search.
+    #[error("the game is over: there is nothing to search")]
+    GameOver,
+    /// The engine could not give a move: an external engine that crashed, hung, replied
+    /// nonsense or named an illegal move. Internal engines never fail; a failing engine
+    /// loses the game (see the arena), so that one broken player cannot stop a match.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Something that searches positions and picks moves.
 pub trait Engine: Send {
     /// A short name for reports (`alphabeta:depth=3`, `mcts:gen-0003:sims=64`); stored in
@@ -170,23 +183,21 @@ pub trait Engine: Send {
 
     /// Searches the game's current position within `limits` (or until `stop` is set),
     /// calling `report` as it goes (MCTS about every 100 ms, alpha-beta after each
-    /// iteration) and at the end. None if there is nothing to search (the game is over).
+    /// iteration) and at the end. [`SearchError::GameOver`] if there is nothing to search,
+    /// [`SearchError::Failed`] if an external engine gave no usable move.
     fn search(
         &mut self,
         game: &Game,
         limits: &Limits,
         stop: &AtomicBool,
         report: &mut dyn FnMut(&SearchInfo),
-    ) -> Option<SearchInfo>;
+    ) -> Result<SearchInfo, SearchError>;
 
-    /// A legal move in the game's current position (the game is not over), searched with
-    /// the engine's own limits.
-    fn choose(&mut self, game: &Game) -> Move {
+    /// A legal move in the game's current position, searched with the engine's own limits.
+    fn choose(&mut self, game: &Game) -> Result<Move, SearchError> {
         let limits = self.limits();
-        let name = self.name();
         self.search(game, &limits, &AtomicBool::new(false), &mut |_| {})
-            .unwrap_or_else(|| panic!("{name} asked to move in a finished game"))
-            .best
+            .map(|info| info.best)
     }
 }
 
@@ -262,7 +273,7 @@ impl Engine for MctsEngine {
         limits: &Limits,
         stop: &AtomicBool,
         report: &mut dyn FnMut(&SearchInfo),
-    ) -> Option<SearchInfo> {
+    ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
         let mut search = MctsSearch::new(game.position().clone(), Puct::from(&self.config));
         let budget = limits.simulation_budget() as u32;
@@ -276,7 +287,7 @@ impl Engine for MctsEngine {
                 search.complete_leaf(&self.evaluation[0], &mut self.rng);
             }
             if search.root_is_terminal() {
-                return None;
+                return Err(SearchError::GameOver);
             }
             let out_of_time = limits.time.is_some_and(|t| started.elapsed() >= t);
             let done = search.is_finished() || out_of_time || stop.load(Ordering::Relaxed);
@@ -285,7 +296,7 @@ impl Engine for MctsEngine {
                 let info = search.info(started.elapsed());
                 report(&info);
                 if done {
-                    return Some(info);
+                    return Ok(info);
                 }
             }
         }
@@ -328,11 +339,11 @@ impl Engine for RandomEngine {
         _limits: &Limits,
         _stop: &AtomicBool,
         report: &mut dyn FnMut(&SearchInfo),
-    ) -> Option<SearchInfo> {
+    ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
         let moves = game.position().legal_moves();
         if moves.is_empty() {
-            return None;
+            return Err(SearchError::GameOver);
         }
         let best = moves[self.rng.random_range(0..moves.len())];
         let info = SearchInfo {
@@ -346,7 +357,7 @@ impl Engine for RandomEngine {
             root_visits: Vec::new(),
         };
         report(&info);
-        Some(info)
+        Ok(info)
     }
 }
 
@@ -435,15 +446,15 @@ impl Engine for AlphaBetaEngine {
         limits: &Limits,
         stop: &AtomicBool,
         report: &mut dyn FnMut(&SearchInfo),
-    ) -> Option<SearchInfo> {
+    ) -> Result<SearchInfo, SearchError> {
         if game.position().legal_moves().is_empty() {
-            return None;
+            return Err(SearchError::GameOver);
         }
         let info = self.engine.search(game, limits, stop, &mut |info| {
             report(&SearchInfo::from(info))
         });
         let result = SearchInfo::from(&info);
         self.last = Some(info);
-        Some(result)
+        Ok(result)
     }
 }

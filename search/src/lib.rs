@@ -9,6 +9,8 @@
 //! - [`engine`]: the one interface of every engine ([`Engine`], with [`Limits`] and a
 //!   [`SearchInfo`] report) that play, UCI, the arena, player datasets and the values
 //!   matches drive, and the engines: MCTS, alpha-beta, random.
+//! - [`uci_engine`]: external UCI engines (Fairy-Stockfish) as players, whose faults lose
+//!   the game instead of hanging it.
 //! - [`spec`]: engines named by text (`alphabeta:depth=3`), parsed once into an
 //!   [`EngineSpec`] and built for a variant.
 
@@ -18,12 +20,15 @@ pub mod gumbel;
 pub mod mcts;
 pub mod spec;
 pub mod tree;
+pub mod uci_engine;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
 pub use engine::{
-    AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchInfo,
+    AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchError,
+    SearchInfo,
 };
 pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
-pub use spec::{EngineSpec, MctsBudget, SpecError};
+pub use spec::{EngineSpec, MctsBudget, SpecError, SPEC_HELP};
+pub use uci_engine::{UciEngine, UciSettings};

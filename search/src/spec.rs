@@ -1,12 +1,13 @@
 //! Engine specs: the text form of an engine that command lines, pipeline settings and result
 //! files use (`random`, `uniform:sims=64`, `mcts:PATH.safetensors:sims=64`,
-//! `alphabeta:depth=3`), parsed once into an [`EngineSpec`] and built into an
+//! `alphabeta:depth=3`, `uci:fairy-stockfish:depth=5`), parsed once into an [`EngineSpec`] and built into an
 //! [`Engine`] for a variant.
 //!
 //! `Display` writes the canonical text back: parsing it gives the same spec.
 
 use crate::alphabeta::{AlphaBetaConfig, MAX_DEPTH};
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
+use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT};
 use ninjazero_model::{Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
 use std::fmt;
@@ -17,9 +18,11 @@ use std::time::Duration;
 /// Simulations per move of an MCTS spec without `sims=` or `ms=`.
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
-const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T], \
-     mcts:PATH.safetensors[:sims=N][:ms=T] \
-     or alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W]";
+/// The spec forms, for error messages and help texts.
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T], \
+     mcts:PATH.safetensors[:sims=N][:ms=T], \
+     alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
+     or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
 /// (whichever comes first). A parsed spec has at least one.
@@ -82,6 +85,19 @@ pub enum EngineSpec {
         ms: Option<u64>,
         config: AlphaBetaConfig,
     },
+    /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
+    /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
+    /// (at least one limit), counted as hung `S` seconds (default 10) after its move time;
+    /// every other `OPTION=VALUE` is sent as `setoption name OPTION value VALUE`, in the
+    /// order given (option names may hold spaces, `Skill Level=3`; values no ':').
+    Uci {
+        command: String,
+        depth: Option<u32>,
+        nodes: Option<u64>,
+        ms: Option<u64>,
+        timeout: Option<u64>,
+        options: Vec<(String, String)>,
+    },
 }
 
 /// Why a spec cannot be read or built.
@@ -95,6 +111,9 @@ pub enum SpecError {
     /// The checkpoint cannot be loaded (for the variant, on the device).
     #[error("player '{spec}': {message}")]
     Checkpoint { spec: String, message: String },
+    /// An external engine cannot be started or set up.
+    #[error("player '{spec}': {message}")]
+    Engine { spec: String, message: String },
 }
 
 fn invalid(spec: &str, problem: String) -> SpecError {
@@ -174,6 +193,37 @@ impl EngineSpec {
                 };
                 Box::new(AlphaBetaEngine::new(config.clone(), limits))
             }
+            EngineSpec::Uci { .. } => Box::new(self.build_uci(variant)?),
+        })
+    }
+
+    /// Starts a `uci:` spec's engine (a missing program is reported here, not mid-game).
+    fn build_uci(&self, variant: Variant) -> Result<UciEngine, SpecError> {
+        let EngineSpec::Uci {
+            command,
+            depth,
+            nodes,
+            ms,
+            timeout,
+            options,
+        } = self
+        else {
+            unreachable!("build_uci is called for uci specs only")
+        };
+        let settings = UciSettings {
+            command: command.clone(),
+            options: options.clone(),
+            limits: Limits {
+                depth: *depth,
+                nodes: *nodes,
+                time: ms.map(Duration::from_millis),
+                ..Limits::default()
+            },
+            timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+        };
+        UciEngine::start(self.to_string(), settings, variant).map_err(|message| SpecError::Engine {
+            spec: self.to_string(),
+            message,
         })
     }
 
@@ -268,6 +318,7 @@ impl FromStr for EngineSpec {
                 }
                 Ok(EngineSpec::AlphaBeta { depth, ms, config })
             }
+            "uci" => parse_uci(spec, &segments),
             _ => Err(invalid(
                 spec,
                 format!("unknown kind '{kind}' ({SPEC_HELP})"),
@@ -309,8 +360,104 @@ impl fmt::Display for EngineSpec {
                 }
                 Ok(())
             }
+            EngineSpec::Uci {
+                command,
+                depth,
+                nodes,
+                ms,
+                timeout,
+                options,
+            } => {
+                write!(f, "uci:{command}")?;
+                let limits = [("depth", depth.map(u64::from)), ("nodes", *nodes)];
+                for (key, value) in limits
+                    .into_iter()
+                    .chain([("ms", *ms), ("timeout", *timeout)])
+                {
+                    if let Some(value) = value {
+                        write!(f, ":{key}={value}")?;
+                    }
+                }
+                for (name, value) in options {
+                    write!(f, ":{name}={value}")?;
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// `uci:COMMAND[:key=value...]` (see [`EngineSpec::Uci`]).
+fn parse_uci(spec: &str, segments: &[&str]) -> Result<EngineSpec, SpecError> {
+    let command = segments.first().copied().unwrap_or("");
+    if command.is_empty() || command.contains('=') {
+        return Err(invalid(
+            spec,
+            "uci needs a program first, e.g. uci:fairy-stockfish:depth=5".into(),
+        ));
+    }
+    let (mut depth, mut nodes, mut ms, mut timeout) = (None, None, None, None);
+    let mut options: Vec<(String, String)> = Vec::new();
+    // Keys are matched ignoring case, as UCI option names are: `depth`, `nodes`, `ms` and
+    // `timeout` are the player's own settings, every other key an engine option.
+    let mut seen: Vec<String> = Vec::new();
+    for segment in &segments[1..] {
+        let Some((key, value)) = segment.split_once('=') else {
+            return Err(invalid(
+                spec,
+                format!("cannot read option '{segment}': expected key=value ({SPEC_HELP})"),
+            ));
+        };
+        let lower = key.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            return Err(invalid(spec, format!("option '{key}' given twice")));
+        }
+        seen.push(lower.clone());
+        match lower.as_str() {
+            "depth" => depth = Some(positive(spec, key, value, "a whole number of plies")?),
+            "nodes" => nodes = Some(positive(spec, key, value, "a whole number of nodes")?),
+            "ms" => ms = Some(parse_milliseconds(spec, value)?),
+            "timeout" => timeout = Some(positive(spec, key, value, "a whole number of seconds")?),
+            "uci_variant" => {
+                return Err(invalid(
+                    spec,
+                    "UCI_Variant is set from the variant being played".into(),
+                ))
+            }
+            _ if key.trim().is_empty() => {
+                return Err(invalid(spec, format!("option '{segment}' has no name")))
+            }
+            _ => options.push((key.to_string(), value.to_string())),
+        }
+    }
+    if depth.is_none() && nodes.is_none() && ms.is_none() {
+        return Err(invalid(
+            spec,
+            "uci needs depth=D, nodes=N or ms=T, e.g. uci:fairy-stockfish:depth=5".into(),
+        ));
+    }
+    Ok(EngineSpec::Uci {
+        command: command.to_string(),
+        depth,
+        nodes,
+        ms,
+        timeout,
+        options,
+    })
+}
+
+/// A number of at least 1.
+fn positive<T: FromStr + PartialOrd + From<u8>>(
+    spec: &str,
+    key: &str,
+    value: &str,
+    what: &str,
+) -> Result<T, SpecError> {
+    let n: T = parse_number(spec, key, value, what)?;
+    if n < T::from(1) {
+        return Err(invalid(spec, format!("{key} must be at least 1")));
+    }
+    Ok(n)
 }
 
 /// Splits `key=value` segments, allowing only `allowed` keys, each at most once.
@@ -443,6 +590,9 @@ mod tests {
             "alphabeta:depth=2:values=B=3.25,N=3.5",
             "alphabeta:depth=2:mobility=0.125",
             "alphabeta:depth=1:values=Q=9.75,P=0.9:mobility=0",
+            "uci:fairy-stockfish:depth=5",
+            "uci:/usr/games/fairy-stockfish:ms=100:Skill Level=3",
+            "uci:sf:depth=2:nodes=1000:ms=50:timeout=3:Hash=32:Skill Level=-5",
         ];
         for text in canonical {
             let spec = parse(text);
@@ -458,6 +608,10 @@ mod tests {
             (
                 "alphabeta:depth=2:values=n=3.5,b=3.25,P=1",
                 "alphabeta:depth=2:values=B=3.25,N=3.5",
+            ),
+            (
+                "uci:sf:Skill Level=0:Timeout=4:DEPTH=1",
+                "uci:sf:depth=1:timeout=4:Skill Level=0",
             ),
         ];
         for (text, canonical) in spellings {
@@ -496,6 +650,13 @@ mod tests {
             ("random:seed=-1", "player 'random:seed=-1': seed must be a whole number, got '-1'"),
             ("mcts", "player 'mcts': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
             ("mcts:sims=8", "player 'mcts:sims=8': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
+            ("uci", "player 'uci': uci needs a program first, e.g. uci:fairy-stockfish:depth=5"),
+            ("uci:depth=3", "player 'uci:depth=3': uci needs a program first, e.g. uci:fairy-stockfish:depth=5"),
+            ("uci:sf", "player 'uci:sf': uci needs depth=D, nodes=N or ms=T, e.g. uci:fairy-stockfish:depth=5"),
+            ("uci:sf:depth=0", "player 'uci:sf:depth=0': depth must be at least 1"),
+            ("uci:sf:depth=1:Depth=2", "player 'uci:sf:depth=1:Depth=2': option 'Depth' given twice"),
+            ("uci:sf:depth=1:Hash=1:hash=2", "player 'uci:sf:depth=1:Hash=1:hash=2': option 'hash' given twice"),
+            ("uci:sf:depth=1:UCI_Variant=chess", "player 'uci:sf:depth=1:UCI_Variant=chess': UCI_Variant is set from the variant being played"),
         ];
         for (text, message) in cases {
             assert_eq!(error(text), message);

@@ -59,7 +59,7 @@ fn alphabeta_reports_each_iteration_up_to_its_depth_limit() {
     assert!(info.root_visits.is_empty());
     // The engine's own limits (depth 3) are the ones `choose` searches with.
     assert_eq!(engine.limits(), Limits::depth(3));
-    assert_eq!(engine.choose(&game), info.best);
+    assert_eq!(engine.choose(&game).unwrap(), info.best);
     assert_eq!(engine.last_search().unwrap().nodes, info.nodes);
 }
 
@@ -211,7 +211,7 @@ fn engines_from_specs_search_through_the_trait() {
         let (info, reports) = search(engine.as_mut(), &game, limits);
         assert!(game.position().legal_moves().contains(&info.best), "{text}");
         assert!(!reports.is_empty(), "{text}");
-        let m = engine.choose(&game);
+        let m = engine.choose(&game).unwrap();
         assert!(game.position().legal_moves().contains(&m), "{text}");
     }
     // The random mover: the same game seed, the same moves.
@@ -219,7 +219,7 @@ fn engines_from_specs_search_through_the_trait() {
     let mut b = RandomEngine::new(9);
     a.new_game(1);
     b.new_game(1);
-    let moves = |e: &mut RandomEngine| (0..5).map(|_| e.choose(&game)).collect::<Vec<_>>();
+    let moves = |e: &mut RandomEngine| (0..5).map(|_| e.choose(&game).unwrap()).collect::<Vec<_>>();
     let first = moves(&mut a);
     a.new_game(1);
     assert_eq!(moves(&mut a), first);

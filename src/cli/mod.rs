@@ -4,6 +4,7 @@ mod arena_commands;
 mod bench;
 mod bench_nn;
 mod fuzz;
+mod ladder;
 mod model_commands;
 mod numbers;
 mod pipeline;
@@ -47,6 +48,10 @@ enum Command {
     Data(selfplay_commands::DataCommand),
     /// Play two players against each other over paired openings: score, Elo, SPRT.
     Arena(arena_commands::ArenaArgs),
+    /// Rate a player on one Elo scale (random = 0) against fixed anchors of the variant:
+    /// random, model-free MCTS, alpha-beta at depths 1-3 and at equal time, and on chess
+    /// Fairy-Stockfish; games are kept for later ladders and reruns.
+    Ladder(ladder::LadderArgs),
     /// Play a game against NinjaZero in the terminal (libtorch on one CPU thread, the
     /// fastest for a one-position search).
     Play(play::PlayArgs),
@@ -90,6 +95,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Command::Model(command) => model_commands::run(command),
         Command::Arena(args) => arena_commands::run(args).map_err(anyhow::Error::msg),
+        Command::Ladder(args) => ladder::run(args),
         Command::Play(args) => play::run(args).map_err(anyhow::Error::msg),
         Command::Uci(args) => uci::run(args).map_err(anyhow::Error::msg),
         Command::Train(args) => train_commands::run_train(args),

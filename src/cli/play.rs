@@ -246,7 +246,7 @@ impl Session {
         let stop = AtomicBool::new(false);
         self.engine
             .search(&self.game, &self.limits, &stop, &mut |_| {})
-            .ok_or_else(|| "the game is over: there is nothing to search".to_string())
+            .map_err(|e| e.to_string())
     }
 
     fn engine_move(&mut self) -> CliResult {

@@ -12,7 +12,7 @@ use super::CliResult;
 use clap::Args;
 use ninjazero_model::parse_device;
 use ninjazero_rules::{excerpt, Game, Position, Variant};
-use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, SearchInfo};
+use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, SearchError, SearchInfo};
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -413,7 +413,8 @@ fn search_thread(
             }
         };
         let mut result = engine.search(&game, &limits, stop, &mut report);
-        if result.is_none() && !game.position().legal_moves().is_empty() {
+        if matches!(result, Err(SearchError::GameOver)) && !game.position().legal_moves().is_empty()
+        {
             // Drawn by repetition or the 100-ply rule but moves remain: a GUI still wants a
             // move, so search the position as if it were new.
             if let Some(fresh) = fresh_game(game.position()) {
@@ -427,8 +428,12 @@ fn search_thread(
         std::thread::sleep(Duration::from_millis(5));
     }
     match result {
-        Some(info) => send(&format!("bestmove {}", info.best)),
-        None => {
+        Ok(info) => send(&format!("bestmove {}", info.best)),
+        Err(SearchError::Failed(reason)) => {
+            send(&format!("info string {} failed: {reason}", engine.name()));
+            send("bestmove (none)");
+        }
+        Err(SearchError::GameOver) => {
             if let Some(outcome) = game.outcome() {
                 send(&format!("info string the game is over: {outcome}"));
             }
