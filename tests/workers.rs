@@ -35,6 +35,17 @@ fn snapshot(store: &RunStore) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// `worker selfplay --run URL ARGS --device cpu`, with `cache` as the model cache.
+fn worker_selfplay(cache: &Path, url: &str, args: &[&str]) -> (bool, String) {
+    let command = [
+        &["worker", "selfplay", "--run", url],
+        args,
+        &["--device", "cpu"],
+    ]
+    .concat();
+    run(cache, &command)
+}
+
 fn shard_args<'a>(url: &'a str, shard: &'a str) -> Vec<&'a str> {
     vec![
         "worker",
@@ -235,77 +246,32 @@ fn bad_input_is_one_line_and_overwrites_nothing() {
     let mut failures = vec![
         (plan("chess", "2"), "exists with other settings"),
         (
-            run(
+            worker_selfplay(
                 &cache,
-                &[
-                    "worker",
-                    "selfplay",
-                    "--run",
-                    &url,
-                    "--generation",
-                    "0",
-                    "--shard",
-                    "0",
-                    "--variant",
-                    "asylum",
-                    "--device",
-                    "cpu",
-                ],
+                &url,
+                &["--generation", "0", "--shard", "0", "--variant", "asylum"],
             ),
             "planned for chess, not asylum",
         ),
         (
-            run(
-                &cache,
-                &[
-                    "worker",
-                    "selfplay",
-                    "--run",
-                    &url,
-                    "--generation",
-                    "0",
-                    "--shard",
-                    "3",
-                    "--device",
-                    "cpu",
-                ],
-            ),
+            worker_selfplay(&cache, &url, &["--generation", "0", "--shard", "3"]),
             "shard 3 asked for, the generation has shards 0 to 0",
         ),
         (
-            run(
-                &cache,
-                &[
-                    "worker",
-                    "selfplay",
-                    "--run",
-                    &url,
-                    "--generation",
-                    "7",
-                    "--shard",
-                    "0",
-                    "--device",
-                    "cpu",
-                ],
-            ),
+            worker_selfplay(&cache, &url, &["--generation", "7", "--shard", "0"]),
             "gen-0007/MANIFEST.json: no such manifest",
         ),
         (
-            run(
+            worker_selfplay(
                 &cache,
+                &url,
                 &[
-                    "worker",
-                    "selfplay",
-                    "--run",
-                    &url,
                     "--generation",
                     "0",
                     "--shard",
                     "0",
                     "--model",
                     "models/none.safetensors",
-                    "--device",
-                    "cpu",
                 ],
             ),
             "models/none.json: no such object",
