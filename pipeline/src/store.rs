@@ -5,7 +5,9 @@
 //!
 //! Objects are written once: [`RunStore::put_new`] is a create-only put, so two workers that
 //! race for one object leave the first one's and the second learns it
-//! ([`StoreError::AlreadyExists`]); nothing stored is ever overwritten.
+//! ([`StoreError::AlreadyExists`]); the data a run is made of is never overwritten. Only
+//! what is rewritten by design (the settings when a run is extended, the report) goes
+//! through [`RunStore::put`].
 //!
 //! `object_store` is async; the store owns a current-thread tokio runtime and blocks on it,
 //! so callers stay synchronous (a worker does one thing at a time anyway).
@@ -151,6 +153,16 @@ impl RunStore {
             PutPayload::from(bytes),
             options,
         ));
+        put.map(drop).map_err(|e| self.error(key, e))
+    }
+
+    /// Stores `bytes` at `key`, replacing what is there: for the few objects that are
+    /// rewritten by design (`run.toml` when a run is extended, the report).
+    pub fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let location = self.key(key);
+        let put = self
+            .runtime
+            .block_on(self.store.put(&location, PutPayload::from(bytes)));
         put.map(drop).map_err(|e| self.error(key, e))
     }
 
