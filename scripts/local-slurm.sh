@@ -77,6 +77,8 @@ TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
+# Test jobs last seconds: look at the queue (dependencies, requeued jobs) every second.
+SchedulerParameters=bf_interval=1,sched_interval=1,sched_min_interval=100000
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 # A node that comes back after slurmd died takes jobs again by itself.
@@ -95,6 +97,10 @@ EOF
 }
 
 start_munge() {
+  if ! runuser -u munge -- test -x "$dir"; then
+    echo "local-slurm: the munge user cannot enter $dir; give it a path every user may traverse" >&2
+    exit 1
+  fi
   mkdir -p "$dir/munge"
   chown munge:munge "$dir/munge"
   chmod 755 "$dir/munge"
@@ -109,13 +115,14 @@ start_slurmd() {
 
 wait_for_node() {
   for _ in $(seq 1 60); do
-    if SLURM_CONF=$conf sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then
+    # Responding (no `*`) and taking jobs: idle, mixed, allocated or completing.
+    if SLURM_CONF=$conf sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)$'; then
       return 0
     fi
     sleep 0.5
   done
-  echo "local-slurm: the node did not come up; see $dir/log" >&2
-  tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+  echo "local-slurm: the node did not come up (state: $(SLURM_CONF=$conf sinfo -h -N -o '%T' 2>&1)); see $dir/log" >&2
+  tail -n 5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
   return 1
 }
 

@@ -333,7 +333,7 @@ fn retry_seconds() -> u64 {
 #[cfg(feature = "s3")]
 fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-    use object_store::{ClientConfigKey, RetryConfig};
+    use object_store::{BackoffConfig, ClientConfigKey, RetryConfig};
     use std::time::Duration;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
@@ -342,9 +342,15 @@ fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
             reason: "no bucket".to_string(),
         });
     }
+    // Bounded by time alone: object_store's default of 10 retries gives up after about 3 s
+    // of a server restarting.
     let retry = RetryConfig {
         retry_timeout: Duration::from_secs(retry_seconds()),
-        ..RetryConfig::default()
+        max_retries: usize::MAX,
+        backoff: BackoffConfig {
+            max_backoff: Duration::from_secs(2),
+            ..BackoffConfig::default()
+        },
     };
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)

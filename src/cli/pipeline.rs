@@ -130,10 +130,7 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
         Scheduler::Slurm => {
             let options = slurm_options(&store, &args)?;
             let outcome = run_slurm(&ctx, &options, &progress)?;
-            progress.log(&format!(
-                "submitted {} job chains' stages",
-                outcome.submitted.len()
-            ));
+            progress.log(&format!("submitted {} stages", outcome.submitted.len()));
             outcome.best
         }
     };
