@@ -220,6 +220,66 @@ fn the_slurm_driver_names_what_is_missing_or_refused() {
     assert!(store.exists(&model_key(0)).unwrap());
 }
 
+#[test]
+fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let url = format!("file://{}", text(&dir));
+    let (ok, out) = run(&[&["pipeline", "--run", &url, "--init-only"][..], &SMOKE].concat());
+    assert!(ok, "{out}");
+    let store = RunStore::open(&url).unwrap();
+    let keys: Vec<String> = store.list("").unwrap().into_iter().map(|o| o.key).collect();
+    assert_eq!(
+        keys,
+        [
+            "models/gen-0000.json",
+            "models/gen-0000.safetensors",
+            "run.toml"
+        ]
+    );
+
+    let worker =
+        |args: &[&str]| run(&[&["worker"], args, &["--run", &url, "--device", "cpu"]].concat());
+    let (ok, out) = worker(&["train", "--generation", "1"]);
+    assert!(!ok, "training before its self-play must fail: {out}");
+    assert!(
+        out.contains("gen-0000/MANIFEST.json: no such manifest"),
+        "{out}"
+    );
+    let (ok, out) = worker(&["selfplay", "--generation", "1", "--shard", "0"]);
+    assert!(!ok);
+    assert!(
+        out.contains("promotion/gen-0001.json: generation 1 is not decided yet"),
+        "{out}"
+    );
+    let (ok, out) = worker(&["selfplay", "--generation", "0", "--shard", "0"]);
+    assert!(ok, "{out}");
+    let (ok, out) = worker(&["train", "--generation", "1"]);
+    assert!(!ok);
+    assert!(
+        out.contains("shard-0001/DONE: generation 1 trains on this shard, which is not done yet"),
+        "{out}"
+    );
+    for shard in ["1", "2", "3"] {
+        assert!(worker(&["selfplay", "--generation", "0", "--shard", shard]).0);
+    }
+    let (ok, out) = worker(&["train", "--generation", "1"]);
+    assert!(ok, "{out}");
+    assert!(store.exists(&model_key(1)).unwrap());
+    let (ok, out) = worker(&["arena", "--generation", "1", "--shard", "4"]);
+    assert!(!ok);
+    assert!(
+        out.contains("arena job 4 asked for, this stage has jobs 0 to 3"),
+        "{out}"
+    );
+    let (ok, out) = worker(&["promote", "--generation", "1"]);
+    assert!(!ok);
+    assert!(
+        out.contains("shard-0000.json: this arena shard is not played yet"),
+        "{out}"
+    );
+}
+
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();

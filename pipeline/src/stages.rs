@@ -61,16 +61,9 @@ impl<'a> RunContext<'a> {
         })
     }
 
-    /// The local file of the stored object `key`, fetched unless it is there already.
-    fn fetch(&self, key: &str) -> Result<PathBuf, PipelineError> {
-        Ok(self.store.get_to_cache(key, &self.local)?)
-    }
-
     /// The network of `generation` as a local file (with its sidecar).
     fn model(&self, generation: u32) -> Result<PathBuf, PipelineError> {
-        let key = model_key(generation);
-        self.fetch(&key.replace(".safetensors", ".json"))?;
-        self.fetch(&key)
+        worker::fetch_model(self.store, &model_key(generation), &self.local)
     }
 
     /// A scratch folder inside the local folder (so a finished file moves by rename).
@@ -94,7 +87,7 @@ impl<'a> RunContext<'a> {
 /// reader that finds the weights finds their sidecar. Another writer's copy is kept.
 fn store_model(store: &RunStore, key: &str, file: &Path) -> Result<(), PipelineError> {
     let sidecar = ninjazero_model::checkpoint::sidecar_path(file);
-    let sidecar_key = key.replace(".safetensors", ".json");
+    let sidecar_key = worker::sidecar_key(key)?;
     for (key, file) in [(sidecar_key.as_str(), sidecar.as_path()), (key, file)] {
         match store.put_new_file(key, file) {
             Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
@@ -102,6 +95,40 @@ fn store_model(store: &RunStore, key: &str, file: &Path) -> Result<(), PipelineE
         }
     }
     Ok(())
+}
+
+/// `value` as pretty JSON with a final newline.
+fn json_bytes(value: &impl Serialize) -> Result<Vec<u8>, PipelineError> {
+    let json =
+        serde_json::to_string_pretty(value).map_err(|e| PipelineError::Encode(e.to_string()))?;
+    Ok((json + "\n").into_bytes())
+}
+
+/// Stores `value` at `key` unless an object is there (then the stored one is kept).
+fn put_json_new(store: &RunStore, key: &str, value: &impl Serialize) -> Result<(), PipelineError> {
+    match store.put_new(key, json_bytes(value)?) {
+        Ok(()) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The JSON object at `key` (`what` names its kind in messages); `None` if there is none.
+fn get_json<T: serde::de::DeserializeOwned>(
+    store: &RunStore,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, PipelineError> {
+    let bytes = match store.get(key) {
+        Ok(bytes) => bytes,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| PipelineError::Manifest {
+            key: format!("{}/{key}", store.url()),
+            reason: format!("not {what}: {e}"),
+        })
 }
 
 /// Stores generation 0, a freshly initialised network (seeded with the run's seed), unless
@@ -136,19 +163,7 @@ pub struct Promotion {
 impl Promotion {
     /// The stored decision on `generation`, if there is one.
     pub fn load(store: &RunStore, generation: u32) -> Result<Option<Promotion>, PipelineError> {
-        let key = promotion_key(generation);
-        match store.get(&key) {
-            Ok(bytes) => {
-                serde_json::from_slice(&bytes)
-                    .map(Some)
-                    .map_err(|e| PipelineError::Manifest {
-                        key: format!("{}/{key}", store.url()),
-                        reason: format!("not a promotion decision: {e}"),
-                    })
-            }
-            Err(StoreError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        get_json(store, &promotion_key(generation), "a promotion decision")
     }
 }
 
@@ -271,24 +286,14 @@ fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, Pipe
 /// job (or a second one racing it) trains on exactly the same objects.
 fn training_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, PipelineError> {
     let key = window_key(generation);
-    let planned = plan_window(ctx, generation);
-    let bytes = match ctx.store.get(&key) {
-        Ok(bytes) => bytes,
-        Err(StoreError::NotFound { .. }) => {
-            let window = planned?;
-            let json = serde_json::to_string_pretty(&window)
-                .map_err(|e| PipelineError::Encode(e.to_string()))?;
-            match ctx.store.put_new(&key, (json + "\n").into_bytes()) {
-                Ok(()) => return Ok(window),
-                Err(StoreError::AlreadyExists { .. }) => ctx.store.get(&key)?,
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(e) => return Err(e.into()),
-    };
-    serde_json::from_slice(&bytes).map_err(|e| PipelineError::Manifest {
+    if let Some(stored) = get_json(ctx.store, &key, "a training window")? {
+        return Ok(stored);
+    }
+    put_json_new(ctx.store, &key, &plan_window(ctx, generation)?)?;
+    // Another job's window, if it stored one first.
+    get_json(ctx.store, &key, "a training window")?.ok_or_else(|| PipelineError::Manifest {
         key: format!("{}/{key}", ctx.store.url()),
-        reason: format!("not a training window: {e}"),
+        reason: "the training window vanished after it was stored".to_string(),
     })
 }
 
@@ -572,12 +577,7 @@ pub fn arena_worker(
     tch::set_num_threads(available_threads() as i32);
     progress.stage_finished();
     let result = result.map_err(PipelineError::Arena)?;
-    let json =
-        serde_json::to_string_pretty(&result).map_err(|e| PipelineError::Encode(e.to_string()))?;
-    match ctx.store.put_new(&key, (json + "\n").into_bytes()) {
-        Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    put_json_new(ctx.store, &key, &result)?;
     Ok(ArenaShardOutcome::Played { name, result })
 }
 
@@ -591,20 +591,13 @@ pub fn merged_arena(ctx: &RunContext, arena: &Match) -> Result<ArenaResult, Pipe
             continue;
         }
         let key = arena_shard_key(&name, shard);
-        let bytes = match ctx.store.get(&key) {
-            Err(StoreError::NotFound { url, key }) => {
-                return Err(PipelineError::Manifest {
-                    key: format!("{url}/{key}"),
-                    reason: "this arena shard is not played yet".to_string(),
-                })
-            }
-            other => other?,
-        };
-        let shard_result: ArenaResult =
-            serde_json::from_slice(&bytes).map_err(|e| PipelineError::Manifest {
+        let Some(shard_result) = get_json::<ArenaResult>(ctx.store, &key, "an arena result")?
+        else {
+            return Err(PipelineError::Manifest {
                 key: format!("{}/{key}", ctx.store.url()),
-                reason: format!("not an arena result: {e}"),
-            })?;
+                reason: "this arena shard is not played yet".to_string(),
+            });
+        };
         games.extend(shard_result.game_results);
     }
     let result = ArenaResult::from_games(
@@ -653,27 +646,19 @@ pub fn promote(
         versus_best: versus_best.summary_line(),
         elo_vs_zero: (versus_zero.elo, versus_zero.elo_low, versus_zero.elo_high),
     };
-    let json = serde_json::to_string_pretty(&promotion)
-        .map_err(|e| PipelineError::Encode(e.to_string()))?;
-    match ctx
-        .store
-        .put_new(&promotion_key(generation), (json + "\n").into_bytes())
-    {
-        Ok(()) => {}
-        // Another driver decided first, from the same arenas.
-        Err(StoreError::AlreadyExists { .. }) => {
-            if let Some(stored) = Promotion::load(ctx.store, generation)? {
-                return Ok(stored);
-            }
-        }
-        Err(e) => return Err(e.into()),
-    }
+    put_json_new(ctx.store, &promotion_key(generation), &promotion)?;
+    // The stored decision: another driver's, if it decided first (from the same arenas).
+    let stored = Promotion::load(ctx.store, generation)?.unwrap_or(promotion);
     progress.log(&format!(
         "generation {generation}: vs best (gen {parent}) {}; {}",
-        promotion.versus_best,
-        if promoted { "promoted" } else { "not promoted" }
+        stored.versus_best,
+        if stored.promoted {
+            "promoted"
+        } else {
+            "not promoted"
+        }
     ));
-    Ok(promotion)
+    Ok(stored)
 }
 
 /// What a run ended with.

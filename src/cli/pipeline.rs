@@ -78,6 +78,10 @@ pub struct PipelineArgs {
     /// Who runs the stages.
     #[arg(long, value_enum, default_value = "local")]
     scheduler: Scheduler,
+    /// Store the run's settings and generation 0, then stop: for running the workers
+    /// yourself (`ninjazero worker …`, e.g. as Kubernetes Jobs).
+    #[arg(long)]
+    init_only: bool,
     #[command(flatten)]
     slurm: SlurmArgs,
 }
@@ -116,6 +120,11 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
     let cache = super::worker::default_cache(store.url());
     let ctx = RunContext::open(&store, args.device, &cache)?;
     let progress = StageBars::default();
+    if args.init_only {
+        ninjazero_pipeline::stages::initial_model(&ctx)?;
+        println!("{}: settings and generation 0 stored", store.url());
+        return Ok(());
+    }
     let started = Instant::now();
     progress.log(&format!(
         "pipeline: {}, preset {:?}, {} generations, run {}, scheduler {:?}",

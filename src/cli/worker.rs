@@ -209,8 +209,12 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
     };
     let name = format!("generation {} shard {}", args.generation, args.shard);
     // A pipeline's generation is planned from its settings by the first worker that needs
-    // it; a generation planned by hand (`worker manifest`) is played as it is.
-    if args.model.is_none() && !store.exists(&Manifest::key(args.generation))? {
+    // it; a generation planned by hand (`worker manifest`) is played as it is, and one
+    // that is neither is refused for its missing manifest.
+    let plannable = args.model.is_none()
+        && !store.exists(&Manifest::key(args.generation))?
+        && store.exists(ninjazero_pipeline::layout::CONFIG_KEY)?;
+    if plannable {
         let ctx = RunContext::open(&store, args.device, &cache)?;
         if let Some(expected) = args.variant.filter(|&v| v != ctx.variant) {
             anyhow::bail!(
