@@ -1,14 +1,14 @@
 //! A run's settings: the presets, `run.toml`, and the check that a continued run keeps the
 //! settings it was started with.
 
-use crate::PipelineError;
-use ninjazero_data::atomic::write_atomically;
+use crate::layout::CONFIG_KEY;
+use crate::{PipelineError, RunStore, StoreError};
 use ninjazero_model::Preset;
 use ninjazero_rules::Variant;
 use ninjazero_search::SearchConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 /// How big a run is: the network, the games and simulations of each stage, the training
@@ -22,21 +22,27 @@ pub enum PipelinePreset {
     Cpu,
     /// A GPU machine.
     Gpu,
+    /// Seconds per generation: checks the machinery (tests, a cluster's set-up), learns
+    /// nothing.
+    Smoke,
 }
 
 impl PipelinePreset {
-    pub const ALL: [PipelinePreset; 3] = [
+    pub const ALL: [PipelinePreset; 4] = [
         PipelinePreset::Demo,
         PipelinePreset::Cpu,
         PipelinePreset::Gpu,
+        PipelinePreset::Smoke,
     ];
 
-    /// `demo`, `cpu` or `gpu`: the name in `run.toml`, and the training preset it uses.
+    /// `demo`, `cpu`, `gpu` or `smoke`: the name in `run.toml`, and the training preset it
+    /// uses.
     pub fn name(self) -> &'static str {
         match self {
             PipelinePreset::Demo => "demo",
             PipelinePreset::Cpu => "cpu",
             PipelinePreset::Gpu => "gpu",
+            PipelinePreset::Smoke => "smoke",
         }
     }
 }
@@ -49,7 +55,7 @@ impl fmt::Display for PipelinePreset {
 
 /// A preset name that is not `demo`, `cpu` or `gpu`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pipeline preset '{0}' (expected demo, cpu or gpu)")]
+#[error("unknown pipeline preset '{0}' (expected demo, cpu, gpu or smoke)")]
 pub struct UnknownPreset(pub String);
 
 impl FromStr for PipelinePreset {
@@ -91,6 +97,17 @@ pub struct RunConfig {
     pub arena_simulations: u64,
     /// Self-play generations whose data the trainer reads.
     pub window_generations: u32,
+    /// Self-play shards K per generation: the jobs of a cluster's self-play array (each
+    /// plays `ceil(selfplay_games / K)` games).
+    #[serde(default = "one")]
+    pub selfplay_shards: u32,
+    /// Shards per arena: its pairs are split among this many jobs.
+    #[serde(default = "one")]
+    pub arena_shards: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl RunConfig {
@@ -106,6 +123,7 @@ impl RunConfig {
                 PipelinePreset::Demo => (Preset::Tiny, 1000, 256, 32, 8, 16, 128, 2),
                 PipelinePreset::Cpu => (Preset::Cpu, 1024, 256, 128, 32, 50, 128, 10),
                 PipelinePreset::Gpu => (Preset::Gpu, 8192, 1024, 400, 100, 100, 400, 30),
+                PipelinePreset::Smoke => (Preset::Tiny, 16, 8, 8, 2, 2, 8, 2),
             };
         RunConfig {
             variant: variant.id().to_string(),
@@ -118,10 +136,10 @@ impl RunConfig {
             search: SearchConfig {
                 simulations: sims,
                 cheap_simulations: cheap,
-                max_plies: if preset == PipelinePreset::Demo {
-                    120
-                } else {
-                    300
+                max_plies: match preset {
+                    PipelinePreset::Demo => 120,
+                    PipelinePreset::Smoke => 40,
+                    PipelinePreset::Cpu | PipelinePreset::Gpu => 300,
                 },
                 ..SearchConfig::default()
             },
@@ -129,7 +147,15 @@ impl RunConfig {
             arena_pairs: pairs,
             arena_simulations: arena_sims,
             window_generations: 4,
+            selfplay_shards: 1,
+            arena_shards: 1,
         }
+    }
+
+    /// Games per self-play shard M: the run's games over its shards, rounded up.
+    pub fn games_per_shard(&self) -> u64 {
+        self.selfplay_games
+            .div_ceil(u64::from(self.selfplay_shards.max(1)))
     }
 
     /// The run's variant.
@@ -137,31 +163,42 @@ impl RunConfig {
         Ok(self.variant.parse()?)
     }
 
-    /// Writes the settings to `path` (atomically).
-    pub fn save(&self, path: &Path) -> Result<(), PipelineError> {
+    /// Stores the settings as the run's `run.toml` (replacing it: a run may be extended).
+    pub fn save_to(&self, store: &RunStore) -> Result<(), PipelineError> {
         let text =
             toml::to_string_pretty(self).map_err(|e| PipelineError::Encode(e.to_string()))?;
-        write_atomically(path, text.as_bytes()).map_err(|error| PipelineError::Io {
-            path: path.to_path_buf(),
-            error,
-        })
+        Ok(store.put(CONFIG_KEY, text.into_bytes())?)
     }
 
-    /// The settings stored at `path`.
-    pub fn load(path: &Path) -> Result<RunConfig, PipelineError> {
-        let text = std::fs::read_to_string(path).map_err(|error| PipelineError::Io {
-            path: path.to_path_buf(),
-            error,
+    /// The run's stored settings.
+    pub fn load_from(store: &RunStore) -> Result<RunConfig, PipelineError> {
+        match RunConfig::stored(store)? {
+            Some(config) => Ok(config),
+            None => Err(PipelineError::Manifest {
+                key: format!("{}/{CONFIG_KEY}", store.url()),
+                reason: "no run here (start one with `ninjazero pipeline`)".to_string(),
+            }),
+        }
+    }
+
+    /// The run's stored settings, if it has any.
+    fn stored(store: &RunStore) -> Result<Option<RunConfig>, PipelineError> {
+        let bytes = match store.get(CONFIG_KEY) {
+            Ok(bytes) => bytes,
+            Err(StoreError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let location = format!("{}/{CONFIG_KEY}", store.url());
+        let text = String::from_utf8(bytes).map_err(|e| PipelineError::Manifest {
+            key: location.clone(),
+            reason: e.to_string(),
         })?;
-        RunConfig::parse(path, &text)
-    }
-
-    /// The settings in `text`, read from `path`.
-    fn parse(path: &Path, text: &str) -> Result<RunConfig, PipelineError> {
-        toml::from_str(text).map_err(|error| PipelineError::BadConfig {
-            path: path.to_path_buf(),
-            error,
-        })
+        toml::from_str(&text)
+            .map(Some)
+            .map_err(|error| PipelineError::BadConfig {
+                path: PathBuf::from(location),
+                error,
+            })
     }
 }
 
@@ -171,10 +208,18 @@ pub enum Setting {
     Variant,
     Preset,
     Seed,
+    SelfplayShards,
+    ArenaShards,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 3] = [Setting::Variant, Setting::Preset, Setting::Seed];
+    pub const ALL: [Setting; 5] = [
+        Setting::Variant,
+        Setting::Preset,
+        Setting::Seed,
+        Setting::SelfplayShards,
+        Setting::ArenaShards,
+    ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
     pub fn key(self) -> &'static str {
@@ -182,6 +227,8 @@ impl Setting {
             Setting::Variant => "variant",
             Setting::Preset => "preset",
             Setting::Seed => "seed",
+            Setting::SelfplayShards => "selfplay_shards",
+            Setting::ArenaShards => "arena_shards",
         }
     }
 }
@@ -202,42 +249,31 @@ impl fmt::Display for SettingDifference {
     }
 }
 
-/// The run's settings. If `path` (the run's `run.toml`) exists, they are the stored ones,
-/// which each setting in `chosen` must agree with (`wanted` holds the values asked for; the
-/// settings not chosen take the stored values): else [`PipelineError::OtherSettings`]
-/// lists every difference. Without `run.toml`, `wanted` is written there and returned.
-/// `generations`, when given, replaces the stored count (and is saved): a run may be taken
-/// further.
+/// The run's settings. If the run has a `run.toml`, they are the stored ones, which each
+/// setting in `chosen` must agree with (`wanted` holds the values asked for; the settings
+/// not chosen take the stored values): else [`PipelineError::OtherSettings`] lists every
+/// difference. Without `run.toml`, `wanted` is stored and returned. `generations`, when
+/// given, replaces the stored count (and is saved): a run may be taken further.
 pub fn load_or_create(
-    path: &Path,
+    store: &RunStore,
     wanted: &RunConfig,
     chosen: &[Setting],
     generations: Option<u32>,
 ) -> Result<RunConfig, PipelineError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            wanted.save(path)?;
-            return Ok(wanted.clone());
-        }
-        Err(error) => {
-            return Err(PipelineError::Io {
-                path: path.to_path_buf(),
-                error,
-            })
-        }
+    let Some(mut stored) = RunConfig::stored(store)? else {
+        wanted.save_to(store)?;
+        return Ok(wanted.clone());
     };
-    let mut stored = RunConfig::parse(path, &text)?;
     let differences = differences(&stored, wanted, chosen)?;
     if !differences.is_empty() {
         return Err(PipelineError::OtherSettings {
-            path: path.to_path_buf(),
+            path: PathBuf::from(format!("{}/{CONFIG_KEY}", store.url())),
             differences,
         });
     }
     if let Some(generations) = generations.filter(|&g| g != stored.generations) {
         stored.generations = generations;
-        stored.save(path)?;
+        stored.save_to(store)?;
     }
     Ok(stored)
 }
@@ -276,15 +312,15 @@ mod tests {
     #[test]
     fn a_run_refuses_other_chosen_settings_and_takes_more_generations() {
         let tmp = ninjazero_testkit::temp_dir();
-        let path = tmp.path().join("run.toml");
+        let store = RunStore::open(tmp.path().to_str().unwrap()).unwrap();
         let chess = |seed, generations| {
             RunConfig::new(Variant::Chess, PipelinePreset::Demo, seed, generations)
         };
-        let created = load_or_create(&path, &chess(0, None), &Setting::ALL, None).unwrap();
+        let created = load_or_create(&store, &chess(0, None), &Setting::ALL, None).unwrap();
         assert_eq!(created, chess(0, None));
-        assert_eq!(RunConfig::load(&path).unwrap(), created);
+        assert_eq!(RunConfig::load_from(&store).unwrap(), created);
 
-        let refused = load_or_create(&path, &chess(5, None), &Setting::ALL, None).unwrap_err();
+        let refused = load_or_create(&store, &chess(5, None), &Setting::ALL, None).unwrap_err();
         let PipelineError::OtherSettings { differences, .. } = &refused else {
             panic!("{refused}");
         };
@@ -293,12 +329,12 @@ mod tests {
         // A setting not chosen takes the stored value.
         let seed_not_chosen = [Setting::Variant, Setting::Preset];
         assert_eq!(
-            load_or_create(&path, &chess(5, None), &seed_not_chosen, None).unwrap(),
+            load_or_create(&store, &chess(5, None), &seed_not_chosen, None).unwrap(),
             created
         );
-        let extended = load_or_create(&path, &chess(0, None), &[], Some(7)).unwrap();
+        let extended = load_or_create(&store, &chess(0, None), &[], Some(7)).unwrap();
         assert_eq!(extended.generations, 7);
-        assert_eq!(RunConfig::load(&path).unwrap(), extended);
+        assert_eq!(RunConfig::load_from(&store).unwrap(), extended);
     }
 
     #[test]

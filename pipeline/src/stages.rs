@@ -1,89 +1,184 @@
-//! The stages of a generation, each a function of the run directory and the settings: it
-//! skips work whose output is already there and resumes work that was interrupted, so any
-//! process may run any stage of a run (in order).
+//! The stages of a run, each a stateless worker on the run's store ([`RunStore`]): it reads
+//! its inputs from the store, skips work whose output is stored already, and stores what
+//! it makes with create-only puts. So any process on any machine may run any stage (or a
+//! shard of one), twice or after a crash, and the run still holds each result once. The
+//! single-machine driver and the Slurm driver ([`crate::scheduler`]) run the same stages.
+//!
+//! A generation `g ≥ 1`: the self-play of generation `g − 1`'s best network (shards of
+//! [`selfplay_worker`]) → [`train_generation`] → arena shards ([`arena_worker`] of
+//! [`MatchSet::Generation`]) → [`promote`]. At the end, the best network against the
+//! baselines ([`MatchSet::Baselines`]) and the [`report`].
 
-use crate::{PipelineError, Progress, RunConfig, RunDir};
-use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult};
-use ninjazero_data::{finished_game_ids, FlushPolicy, DEFAULT_FLUSH_SECONDS};
-use ninjazero_model::{load_evaluator, Model};
+use crate::layout::{
+    arena_key, arena_shard_key, generation_name, model_key, promotion_key, report_key, window_key,
+    ELO_PLOT_KEY, SUMMARY_KEY,
+};
+use crate::worker::{self, done_key, part_key, selfplay_shard, Manifest, ShardJob, ShardOutcome};
+use crate::{
+    baselines, plot_elo, write_summary, GenerationRow, PipelineError, Progress, RunConfig,
+    RunStore, StoreError,
+};
+use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult};
+use ninjazero_data::finished_game_ids;
+use ninjazero_model::Model;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
-use ninjazero_rules::{Position, Variant};
+use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
-use ninjazero_selfplay::{play_dataset, RunStats, SelfPlayOptions};
 use ninjazero_train::{train, RunControl, TrainConfig, TrainJob, TrainReport};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use tch::Device;
 
-/// Writes generation 0, a freshly initialised network (seeded with the run's seed), unless
-/// it exists. Returns whether it was written.
-pub fn initial_model(
-    run: &RunDir,
-    config: &RunConfig,
-    variant: Variant,
-) -> Result<bool, PipelineError> {
-    if run.model(0).exists() {
+/// What every stage needs: the run's store and settings, the device, and a local folder
+/// for fetched objects and training work (the run's own directory when it is local).
+pub struct RunContext<'a> {
+    pub store: &'a RunStore,
+    pub config: RunConfig,
+    pub variant: Variant,
+    pub device: Device,
+    pub local: PathBuf,
+}
+
+impl<'a> RunContext<'a> {
+    /// The run's stored settings, with `cache` as the local folder unless the run is a
+    /// local directory.
+    pub fn open(
+        store: &'a RunStore,
+        device: Device,
+        cache: &Path,
+    ) -> Result<RunContext<'a>, PipelineError> {
+        let config = RunConfig::load_from(store)?;
+        let variant = config.variant()?;
+        let local = store
+            .local_root()
+            .map_or_else(|| cache.to_path_buf(), Path::to_path_buf);
+        Ok(RunContext {
+            store,
+            config,
+            variant,
+            device,
+            local,
+        })
+    }
+
+    /// The network of `generation` as a local file (with its sidecar).
+    fn model(&self, generation: u32) -> Result<PathBuf, PipelineError> {
+        worker::fetch_model(self.store, &model_key(generation), &self.local)
+    }
+
+    /// A scratch folder inside the local folder (so a finished file moves by rename).
+    fn scratch(&self) -> Result<tempfile::TempDir, PipelineError> {
+        std::fs::create_dir_all(&self.local).map_err(|error| self.io(&self.local, error))?;
+        tempfile::Builder::new()
+            .prefix(".scratch-")
+            .tempdir_in(&self.local)
+            .map_err(|error| self.io(&self.local, error))
+    }
+
+    fn io(&self, path: &Path, error: std::io::Error) -> PipelineError {
+        PipelineError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+/// Stores a network saved at `file` (and its sidecar) at `key`, the sidecar first, so a
+/// reader that finds the weights finds their sidecar. Another writer's copy is kept.
+fn store_model(store: &RunStore, key: &str, file: &Path) -> Result<(), PipelineError> {
+    let sidecar = ninjazero_model::checkpoint::sidecar_path(file);
+    let sidecar_key = worker::sidecar_key(key)?;
+    for (key, file) in [(sidecar_key.as_str(), sidecar.as_path()), (key, file)] {
+        match store.put_new_file(key, file) {
+            Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// `value` as pretty JSON with a final newline.
+fn json_bytes(value: &impl Serialize) -> Result<Vec<u8>, PipelineError> {
+    let json =
+        serde_json::to_string_pretty(value).map_err(|e| PipelineError::Encode(e.to_string()))?;
+    Ok((json + "\n").into_bytes())
+}
+
+/// Stores `value` at `key` unless an object is there (then the stored one is kept).
+fn put_json_new(store: &RunStore, key: &str, value: &impl Serialize) -> Result<(), PipelineError> {
+    match store.put_new(key, json_bytes(value)?) {
+        Ok(()) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The JSON object at `key` (`what` names its kind in messages); `None` if there is none.
+fn get_json<T: serde::de::DeserializeOwned>(
+    store: &RunStore,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, PipelineError> {
+    let bytes = match store.get(key) {
+        Ok(bytes) => bytes,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| PipelineError::Manifest {
+            key: format!("{}/{key}", store.url()),
+            reason: format!("not {what}: {e}"),
+        })
+}
+
+/// Stores generation 0, a freshly initialised network (seeded with the run's seed), unless
+/// it is stored. Returns whether it was written.
+pub fn initial_model(ctx: &RunContext) -> Result<bool, PipelineError> {
+    if ctx.store.exists(&model_key(0))? {
         return Ok(false);
     }
-    tch::manual_seed(config.seed as i64);
-    Model::new(variant, &config.network.config(), Device::Cpu).save(&run.model(0))?;
+    let scratch = ctx.scratch()?;
+    let file = scratch.path().join("initial.safetensors");
+    tch::manual_seed(ctx.config.seed as i64);
+    Model::new(ctx.variant, &ctx.config.network.config(), Device::Cpu).save(&file)?;
+    store_model(ctx.store, &model_key(0), &file)?;
     Ok(true)
 }
 
-/// Self-play data for training generation `generation + 1`: the run's games played with
-/// `model` (the best network so far; `None`: the model-free search), into
-/// [`RunDir::selfplay`]`(generation)`. Continues an interrupted dataset; `None` when it
-/// was already complete.
-pub fn self_play(
-    run: &RunDir,
-    config: &RunConfig,
-    variant: Variant,
-    generation: u32,
-    model: Option<&Path>,
-    device: Device,
-    progress: &dyn Progress,
-) -> Result<Option<RunStats>, PipelineError> {
-    let dir = run.selfplay(generation);
-    let done = finished_game_ids(&dir)?;
-    if done.len() as u64 >= config.selfplay_games {
-        return Ok(None);
+/// The decision on a generation: written once by [`promote`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Promotion {
+    pub generation: u32,
+    /// The best generation before this one.
+    pub parent: u32,
+    pub promoted: bool,
+    /// The best generation after the decision.
+    pub best: u32,
+    /// The candidate against the parent ([`ArenaResult::summary_line`]).
+    pub versus_best: String,
+    /// Elo against generation 0 and its 95 % interval.
+    pub elo_vs_zero: (f64, f64, f64),
+}
+
+impl Promotion {
+    /// The stored decision on `generation`, if there is one.
+    pub fn load(store: &RunStore, generation: u32) -> Result<Option<Promotion>, PipelineError> {
+        get_json(store, &promotion_key(generation), "a promotion decision")
     }
-    let (mut evaluator, model_id) = load_evaluator(model, variant, device)?;
-    let options = SelfPlayOptions {
-        start: Position::start(variant),
-        game_ids: 0..config.selfplay_games,
-        concurrency: config.concurrency,
-        seed: self_play_seed(config.seed, generation),
-        config: config.search.clone(),
-        model_id,
-    };
-    progress.stage_started("selfplay", config.selfplay_games);
-    let played = play_dataset(
-        &dir,
-        &options,
-        evaluator.as_mut(),
-        FlushPolicy {
-            games_per_file: 64,
-            max_age: Some(Duration::from_secs(DEFAULT_FLUSH_SECONDS)),
-        },
-        &|already, s| {
-            progress.stage_progress(
-                already + s.games,
-                config.selfplay_games,
-                &format!("{} positions", s.positions),
-            );
-        },
-    );
-    progress.stage_finished();
-    let (_, stats) = played?;
-    progress.log(&format!(
-        "self-play for generation {}: {} games, {} positions, {:.0} positions/s",
-        generation + 1,
-        stats.games,
-        stats.positions,
-        stats.positions as f64 / stats.wall.as_secs_f64().max(1e-9)
-    ));
-    Ok(Some(stats))
+}
+
+/// The best generation once `generation` is decided (0 for generation 0).
+pub fn best_after(store: &RunStore, generation: u32) -> Result<u32, PipelineError> {
+    if generation == 0 {
+        return Ok(0);
+    }
+    match Promotion::load(store, generation)? {
+        Some(promotion) => Ok(promotion.best),
+        None => Err(PipelineError::Manifest {
+            key: format!("{}/{}", store.url(), promotion_key(generation)),
+            reason: format!("generation {generation} is not decided yet"),
+        }),
+    }
 }
 
 /// The seed of generation `generation`'s self-play in a run seeded `run_seed`; each game's
@@ -93,35 +188,191 @@ pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
     derive_seed(run_seed, SeedStream::Generation, generation.into())
 }
 
-/// Trains the candidate of `generation` from `parent`'s network on the self-play data of
-/// the last [`RunConfig::window_generations`] generations. Resumes an interrupted job;
-/// `None` when the candidate exists already.
-pub fn train_candidate(
-    run: &RunDir,
-    config: &RunConfig,
-    variant: Variant,
+/// The manifest of generation `generation`'s self-play, from the run's settings and the
+/// best network once `generation` is decided. Generation 0's network knows nothing, so
+/// while nothing is promoted the data comes from the model-free search (uniform priors,
+/// material value).
+pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, PipelineError> {
+    let best = best_after(ctx.store, generation)?;
+    let games_per_shard = ctx.config.games_per_shard();
+    Ok(Manifest {
+        format: worker::MANIFEST_FORMAT,
+        variant: ctx.config.variant.clone(),
+        generation,
+        shards: ctx.config.selfplay_shards,
+        games_per_shard,
+        // Parts of a few batches: a preempted worker loses little, and batches stay full.
+        games_per_part: games_per_shard.min(4 * ctx.config.concurrency as u64),
+        seed: ctx.config.seed,
+        concurrency: ctx.config.concurrency,
+        search: ctx.config.search.clone(),
+        model: (best > 0).then(|| model_key(best)),
+    })
+}
+
+/// Plays shard `shard` of generation `generation`'s self-play, planning the generation
+/// first unless its manifest is stored.
+pub fn selfplay_worker(
+    ctx: &RunContext,
     generation: u32,
-    parent: u32,
-    device: Device,
+    shard: u32,
+    progress: &dyn Progress,
+) -> Result<ShardOutcome, PipelineError> {
+    if !ctx.store.exists(&Manifest::key(generation))? {
+        plan_selfplay(ctx, generation)?.publish(ctx.store)?;
+    }
+    let job = ShardJob {
+        generation,
+        shard,
+        model: None,
+        variant: Some(ctx.variant),
+        device: ctx.device,
+        cache: &ctx.local,
+    };
+    selfplay_shard(ctx.store, &job, progress)
+}
+
+/// The self-play objects one generation was trained on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainingWindow {
+    pub generation: u32,
+    /// The network training started from.
+    pub parent: u32,
+    /// Per self-play generation: its game ids and the part objects that hold them.
+    pub data: Vec<WindowGeneration>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowGeneration {
+    pub generation: u32,
+    /// Game ids `[first, end)`, each exactly once.
+    pub game_ids: (u64, u64),
+    pub objects: Vec<String>,
+}
+
+/// The window of generation `generation`: the complete shards of the last
+/// [`RunConfig::window_generations`] self-play generations, every part once.
+fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, PipelineError> {
+    let first = generation.saturating_sub(ctx.config.window_generations);
+    let mut data = Vec::new();
+    for source in first..generation {
+        let manifest = Manifest::load(ctx.store, source)?;
+        let mut objects = Vec::new();
+        for shard in 0..manifest.shards {
+            if !ctx.store.exists(&done_key(source, shard))? {
+                return Err(PipelineError::Manifest {
+                    key: format!("{}/{}", ctx.store.url(), done_key(source, shard)),
+                    reason: format!(
+                        "generation {generation} trains on this shard, which is not done yet"
+                    ),
+                });
+            }
+            objects.extend((0..manifest.parts()).map(|part| part_key(source, shard, part)));
+        }
+        data.push(WindowGeneration {
+            generation: source,
+            game_ids: (0, u64::from(manifest.shards) * manifest.games_per_shard),
+            objects,
+        });
+    }
+    Ok(TrainingWindow {
+        generation,
+        parent: best_after(ctx.store, generation - 1)?,
+        data,
+    })
+}
+
+/// The stored window of `generation`, or a new one stored create-only: a retried training
+/// job (or a second one racing it) trains on exactly the same objects.
+fn training_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, PipelineError> {
+    let key = window_key(generation);
+    if let Some(stored) = get_json(ctx.store, &key, "a training window")? {
+        return Ok(stored);
+    }
+    put_json_new(ctx.store, &key, &plan_window(ctx, generation)?)?;
+    // Another job's window, if it stored one first.
+    get_json(ctx.store, &key, "a training window")?.ok_or_else(|| PipelineError::Manifest {
+        key: format!("{}/{key}", ctx.store.url()),
+        reason: "the training window vanished after it was stored".to_string(),
+    })
+}
+
+/// Puts the window's objects into one local folder per self-play generation (hard links
+/// when the run is local) and checks that each generation holds its game ids exactly once.
+fn stage_window(
+    ctx: &RunContext,
+    window: &TrainingWindow,
+    into: &Path,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let mut dirs = Vec::new();
+    for source in &window.data {
+        let dir = into.join(generation_name(source.generation));
+        std::fs::create_dir_all(&dir).map_err(|e| ctx.io(&dir, e))?;
+        for key in &source.objects {
+            let file = dir.join(key.replace('/', "-"));
+            if !file.is_file() {
+                stage_object(ctx, key, &file)?;
+            }
+        }
+        let ids = finished_game_ids(&dir)?;
+        let (first, end) = source.game_ids;
+        let expected = (end - first) as usize;
+        if ids.len() != expected || ids.iter().any(|id| !(first..end).contains(id)) {
+            return Err(PipelineError::Manifest {
+                key: format!("{}/{}", ctx.store.url(), worker::generation_prefix(source.generation)),
+                reason: format!(
+                    "the stored parts hold {} distinct game ids, not exactly the ids {first}..{end}",
+                    ids.len()
+                ),
+            });
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}
+
+/// The stored object `key` as the local file `file`.
+fn stage_object(ctx: &RunContext, key: &str, file: &Path) -> Result<(), PipelineError> {
+    if let Some(root) = ctx.store.local_root() {
+        let source = root.join(key);
+        if std::fs::hard_link(&source, file).is_ok() {
+            return Ok(());
+        }
+        return std::fs::copy(&source, file)
+            .map(drop)
+            .map_err(|e| ctx.io(&source, e));
+    }
+    let bytes = ctx.store.get(key)?;
+    ninjazero_data::atomic::write_atomically(file, &bytes).map_err(|e| ctx.io(file, e))
+}
+
+/// Trains the candidate of `generation` from the best network before it, on the objects of
+/// its [`TrainingWindow`] (`train/gen-NNNN/window.json`), and stores it. Resumes an
+/// interrupted job on the same machine; `None` when the candidate is stored already.
+pub fn train_generation(
+    ctx: &RunContext,
+    generation: u32,
     progress: &dyn Progress,
 ) -> Result<Option<TrainReport>, PipelineError> {
-    let out = run.model(generation);
-    if out.exists() {
+    let key = model_key(generation);
+    if ctx.store.exists(&key)? {
         return Ok(None);
     }
-    let first = generation.saturating_sub(config.window_generations);
-    let data: Vec<PathBuf> = (first..generation).map(|g| run.selfplay(g)).collect();
-    let train_config = TrainConfig::preset(&config.train)
-        .ok_or_else(|| PipelineError::UnknownTrainPreset(config.train.clone()))?;
-    progress.stage_started("train", train_config.steps);
+    let window = training_window(ctx, generation)?;
+    let work = ctx.local.join("train").join(generation_name(generation));
+    let data_dirs = stage_window(ctx, &window, &work.join("data"))?;
+    let config = TrainConfig::preset(&ctx.config.train)
+        .ok_or_else(|| PipelineError::UnknownTrainPreset(ctx.config.train.clone()))?;
+    let out = work.join("candidate.safetensors");
+    progress.stage_started("train", config.steps);
     let job = TrainJob {
-        variant,
-        data_dirs: data,
-        init: run.model(parent),
-        out,
-        work_dir: run.train_work(generation),
-        config: train_config,
-        device,
+        variant: ctx.variant,
+        data_dirs,
+        init: ctx.model(window.parent)?,
+        out: out.clone(),
+        work_dir: work.join("work"),
+        config,
+        device: ctx.device,
     };
     let trained = train(
         &job,
@@ -130,8 +381,10 @@ pub fn train_candidate(
     );
     progress.stage_finished();
     let report = trained?;
+    store_model(ctx.store, &key, &out)?;
     progress.log(&format!(
-        "training generation {generation} from {parent}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        "training generation {generation} from {}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        window.parent,
         report.steps_done,
         report.final_policy_loss,
         report.final_value_loss,
@@ -141,47 +394,176 @@ pub fn train_candidate(
     Ok(Some(report))
 }
 
-/// The player spec of `generation`'s network in the arenas: MCTS at
-/// [`RunConfig::arena_simulations`].
-pub fn mcts_spec(run: &RunDir, generation: u32, config: &RunConfig) -> EngineSpec {
-    EngineSpec::mcts(run.model(generation), config.arena_simulations)
+/// A player of an arena: a generation's network (MCTS at the run's arena simulations) or
+/// a named baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Player {
+    Generation(u32),
+    Baseline(&'static str, EngineSpec),
 }
 
-/// Plays the arena `name` between two player specs (`a` named first), or reads back its
-/// saved result ([`RunDir::arena`]).
-#[allow(clippy::too_many_arguments)]
-pub fn arena(
-    run: &RunDir,
-    config: &RunConfig,
-    variant: Variant,
-    name: &str,
-    a: &EngineSpec,
-    b: &EngineSpec,
-    device: Device,
-    progress: &dyn Progress,
-) -> Result<ArenaResult, PipelineError> {
-    let path = run.arena(name);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        if let Ok(result) = serde_json::from_str::<ArenaResult>(&text) {
-            return Ok(result);
+impl Player {
+    /// `gen-0002`, or the baseline's name.
+    pub fn label(&self) -> String {
+        match self {
+            Player::Generation(g) => generation_name(*g),
+            Player::Baseline(name, _) => name.to_string(),
         }
     }
+
+    fn spec(&self, ctx: &RunContext) -> Result<EngineSpec, PipelineError> {
+        Ok(match self {
+            Player::Generation(g) => EngineSpec::mcts(ctx.model(*g)?, ctx.config.arena_simulations),
+            Player::Baseline(_, spec) => spec.clone(),
+        })
+    }
+}
+
+/// An arena between two players, named `A-vs-B`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    pub a: Player,
+    pub b: Player,
+}
+
+impl Match {
+    pub fn name(&self) -> String {
+        format!("{}-vs-{}", self.a.label(), self.b.label())
+    }
+}
+
+/// The arenas of a stage, played as `slots × arena_shards` jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchSet {
+    /// A candidate against the best before it, and against generation 0.
+    Generation(u32),
+    /// The best network against the baselines and generation 0.
+    Baselines,
+}
+
+impl MatchSet {
+    /// Arenas the set may hold (the jobs of a stage are sized before its players are known).
+    pub fn slots(self) -> u32 {
+        match self {
+            MatchSet::Generation(_) => 2,
+            MatchSet::Baselines => 4,
+        }
+    }
+
+    /// The jobs of the set: `slots × arena_shards`.
+    pub fn jobs(self, config: &RunConfig) -> u32 {
+        self.slots() * config.arena_shards
+    }
+
+    /// The arenas, once the generations they need are decided. A slot whose arena repeats
+    /// another (against generation 0 when the best is generation 0) is left out.
+    pub fn matches(self, ctx: &RunContext) -> Result<Vec<Match>, PipelineError> {
+        let gen = Player::Generation;
+        Ok(match self {
+            MatchSet::Generation(g) => {
+                let best = best_after(ctx.store, g - 1)?;
+                let mut matches = vec![Match {
+                    a: gen(g),
+                    b: gen(best),
+                }];
+                if best != 0 {
+                    matches.push(Match {
+                        a: gen(g),
+                        b: gen(0),
+                    });
+                }
+                matches
+            }
+            MatchSet::Baselines => {
+                let best = best_after(ctx.store, ctx.config.generations)?;
+                let mut matches: Vec<Match> = baselines(&ctx.config)
+                    .into_iter()
+                    .map(|(name, spec)| Match {
+                        a: gen(best),
+                        b: Player::Baseline(name, spec),
+                    })
+                    .collect();
+                if best != 0 {
+                    matches.push(Match {
+                        a: gen(best),
+                        b: gen(0),
+                    });
+                }
+                matches
+            }
+        })
+    }
+}
+
+/// The pairs of arena shard `shard`: the arena's pairs split evenly over the shards.
+fn shard_pairs(config: &RunConfig, shard: u32) -> std::ops::Range<usize> {
+    let per_shard = config
+        .arena_pairs
+        .div_ceil(config.arena_shards.max(1) as usize);
+    let first = (shard as usize * per_shard).min(config.arena_pairs);
+    first..(first + per_shard).min(config.arena_pairs)
+}
+
+/// Whether arena shard `shard` has pairs to play (more shards than pairs leave some empty).
+pub fn shard_has_pairs(config: &RunConfig, shard: u32) -> bool {
+    !shard_pairs(config, shard).is_empty()
+}
+
+/// What an arena job did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArenaShardOutcome {
+    /// The job's slot holds no arena (see [`MatchSet::matches`]), or its shard no pairs.
+    Nothing,
+    AlreadyStored(String),
+    Played {
+        name: String,
+        result: ArenaResult,
+    },
+}
+
+/// Plays job `job` of `set` (arena `job / arena_shards`, shard `job % arena_shards`) and
+/// stores its games create-only.
+pub fn arena_worker(
+    ctx: &RunContext,
+    set: MatchSet,
+    job: u32,
+    progress: &dyn Progress,
+) -> Result<ArenaShardOutcome, PipelineError> {
+    if job >= set.jobs(&ctx.config) {
+        return Err(PipelineError::Arena(format!(
+            "arena job {job} asked for, this stage has jobs 0 to {}",
+            set.jobs(&ctx.config) - 1
+        )));
+    }
+    let shards = ctx.config.arena_shards;
+    let (slot, shard) = ((job / shards) as usize, job % shards);
+    let pairs = shard_pairs(&ctx.config, shard);
+    let matches = set.matches(ctx)?;
+    let Some(arena) = matches.get(slot).filter(|_| !pairs.is_empty()) else {
+        return Ok(ArenaShardOutcome::Nothing);
+    };
+    let name = arena.name();
+    let key = arena_shard_key(&name, shard);
+    if ctx.store.exists(&key)? {
+        return Ok(ArenaShardOutcome::AlreadyStored(name));
+    }
     let arena_config = ArenaConfig {
-        pairs: config.arena_pairs,
-        first_pair: 0,
+        pairs: pairs.len(),
+        first_pair: pairs.start,
         opening_plies: 4,
-        max_plies: config.search.max_plies,
-        seed: config.seed,
+        max_plies: ctx.config.search.max_plies,
+        seed: ctx.config.seed,
         sprt: None,
     };
-    progress.stage_started("arena", 2 * config.arena_pairs as u64);
+    let (a, b) = (arena.a.spec(ctx)?, arena.b.spec(ctx)?);
+    progress.stage_started("arena", 2 * pairs.len() as u64);
     // Arena players search one leaf at a time: one game per core, each with a single
     // libtorch thread, beats several threads synchronising for every batch-1 operation.
     tch::set_num_threads(1);
     let result = run_arena(
-        &a.factory(variant, device, config.seed),
-        &b.factory(variant, device, config.seed + 1),
-        variant,
+        &a.factory(ctx.variant, ctx.device, ctx.config.seed),
+        &b.factory(ctx.variant, ctx.device, ctx.config.seed + 1),
+        ctx.variant,
         &arena_config,
         available_threads(),
         &|done, total, partial| {
@@ -195,14 +577,40 @@ pub fn arena(
     tch::set_num_threads(available_threads() as i32);
     progress.stage_finished();
     let result = result.map_err(PipelineError::Arena)?;
-    let io = |path: &Path, error| PipelineError::Io {
-        path: path.to_path_buf(),
-        error,
-    };
-    let folder = path.parent().expect("arena files live in a folder");
-    std::fs::create_dir_all(folder).map_err(|e| io(folder, e))?;
-    result.save(&path).map_err(|e| io(&path, e))?;
-    progress.log(&format!("arena {name}: {}", result.summary_line()));
+    put_json_new(ctx.store, &key, &result)?;
+    Ok(ArenaShardOutcome::Played { name, result })
+}
+
+/// The result of `arena` from its stored shards, in pair order; also stored as
+/// `arena/NAME.json`.
+pub fn merged_arena(ctx: &RunContext, arena: &Match) -> Result<ArenaResult, PipelineError> {
+    let name = arena.name();
+    let mut games: Vec<ArenaGame> = Vec::new();
+    for shard in 0..ctx.config.arena_shards {
+        if !shard_has_pairs(&ctx.config, shard) {
+            continue;
+        }
+        let key = arena_shard_key(&name, shard);
+        let Some(shard_result) = get_json::<ArenaResult>(ctx.store, &key, "an arena result")?
+        else {
+            return Err(PipelineError::Manifest {
+                key: format!("{}/{key}", ctx.store.url()),
+                reason: "this arena shard is not played yet".to_string(),
+            });
+        };
+        games.extend(shard_result.game_results);
+    }
+    let result = ArenaResult::from_games(
+        ctx.variant.id(),
+        &arena.a.label(),
+        &arena.b.label(),
+        games,
+        None,
+    );
+    let json =
+        serde_json::to_string_pretty(&result).map_err(|e| PipelineError::Encode(e.to_string()))?;
+    ctx.store
+        .put(&arena_key(&name), (json + "\n").into_bytes())?;
     Ok(result)
 }
 
@@ -210,6 +618,109 @@ pub fn arena(
 /// against the best lies below zero.
 pub fn measurably_worse(versus_best: &ArenaResult) -> bool {
     versus_best.elo_high < 0.0
+}
+
+/// Decides on `generation` from its arenas and stores the decision create-only; a stored
+/// decision is returned as it is.
+pub fn promote(
+    ctx: &RunContext,
+    generation: u32,
+    progress: &dyn Progress,
+) -> Result<Promotion, PipelineError> {
+    if let Some(stored) = Promotion::load(ctx.store, generation)? {
+        return Ok(stored);
+    }
+    let matches = MatchSet::Generation(generation).matches(ctx)?;
+    let versus_best = merged_arena(ctx, &matches[0])?;
+    let versus_zero = match matches.get(1) {
+        Some(arena) => merged_arena(ctx, arena)?,
+        None => versus_best.clone(),
+    };
+    let parent = best_after(ctx.store, generation - 1)?;
+    let promoted = !measurably_worse(&versus_best);
+    let promotion = Promotion {
+        generation,
+        parent,
+        promoted,
+        best: if promoted { generation } else { parent },
+        versus_best: versus_best.summary_line(),
+        elo_vs_zero: (versus_zero.elo, versus_zero.elo_low, versus_zero.elo_high),
+    };
+    put_json_new(ctx.store, &promotion_key(generation), &promotion)?;
+    // The stored decision: another driver's, if it decided first (from the same arenas).
+    let stored = Promotion::load(ctx.store, generation)?.unwrap_or(promotion);
+    progress.log(&format!(
+        "generation {generation}: vs best (gen {parent}) {}; {}",
+        stored.versus_best,
+        if stored.promoted {
+            "promoted"
+        } else {
+            "not promoted"
+        }
+    ));
+    Ok(stored)
+}
+
+/// What a run ended with.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The best generation (0: nothing was promoted).
+    pub best: u32,
+    pub history: Vec<GenerationRow>,
+}
+
+/// Writes the report of the run taken to its [`RunConfig::generations`]: `summary.md` and
+/// `elo.png` (rewritten), and `reports/gen-NNNN.md` (create-only: the report is done).
+pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
+    let mut history = Vec::new();
+    for generation in 1..=ctx.config.generations {
+        let promotion =
+            Promotion::load(ctx.store, generation)?.ok_or_else(|| PipelineError::Manifest {
+                key: format!("{}/{}", ctx.store.url(), promotion_key(generation)),
+                reason: format!("generation {generation} is not decided yet"),
+            })?;
+        history.push(GenerationRow {
+            generation,
+            promoted: promotion.promoted,
+            versus_best: promotion.versus_best,
+            elo_vs_zero: promotion.elo_vs_zero,
+        });
+    }
+    let best = best_after(ctx.store, ctx.config.generations)?;
+    let mut baseline_rows = Vec::new();
+    let mut best_vs_zero = None;
+    for arena in MatchSet::Baselines.matches(ctx)? {
+        let result = merged_arena(ctx, &arena)?;
+        match arena.b {
+            Player::Baseline(name, _) => baseline_rows.push((name, result.summary_line())),
+            Player::Generation(_) => best_vs_zero = Some(result),
+        }
+    }
+    let scratch = ctx.scratch()?;
+    let (summary, plot) = (
+        scratch.path().join("summary.md"),
+        scratch.path().join("elo.png"),
+    );
+    write_summary(
+        &summary,
+        &ctx.config,
+        best,
+        &history,
+        best_vs_zero.as_ref(),
+        &baseline_rows,
+    )?;
+    plot_elo(&plot, &history)?;
+    let read = |path: &Path| std::fs::read(path).map_err(|e| ctx.io(path, e));
+    ctx.store.put(ELO_PLOT_KEY, read(&plot)?)?;
+    ctx.store.put(SUMMARY_KEY, read(&summary)?)?;
+    match ctx
+        .store
+        .put_new(&report_key(ctx.config.generations), read(&summary)?)
+    {
+        Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Outcome { best, history })
 }
 
 /// The cores this process may use.

@@ -5,7 +5,9 @@
 //!
 //! Objects are written once: [`RunStore::put_new`] is a create-only put, so two workers that
 //! race for one object leave the first one's and the second learns it
-//! ([`StoreError::AlreadyExists`]); nothing stored is ever overwritten.
+//! ([`StoreError::AlreadyExists`]); the data a run is made of is never overwritten. Only
+//! what is rewritten by design (the settings when a run is extended, the report) goes
+//! through [`RunStore::put`].
 //!
 //! `object_store` is async; the store owns a current-thread tokio runtime and blocks on it,
 //! so callers stay synchronous (a worker does one thing at a time anyway).
@@ -151,6 +153,16 @@ impl RunStore {
             PutPayload::from(bytes),
             options,
         ));
+        put.map(drop).map_err(|e| self.error(key, e))
+    }
+
+    /// Stores `bytes` at `key`, replacing what is there: for the few objects that are
+    /// rewritten by design (`run.toml` when a run is extended, the report).
+    pub fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let location = self.key(key);
+        let put = self
+            .runtime
+            .block_on(self.store.put(&location, PutPayload::from(bytes)));
         put.map(drop).map_err(|e| self.error(key, e))
     }
 
@@ -321,7 +333,7 @@ fn retry_seconds() -> u64 {
 #[cfg(feature = "s3")]
 fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-    use object_store::{ClientConfigKey, RetryConfig};
+    use object_store::{BackoffConfig, ClientConfigKey, RetryConfig};
     use std::time::Duration;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
@@ -330,9 +342,15 @@ fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
             reason: "no bucket".to_string(),
         });
     }
+    // Bounded by time alone: object_store's default of 10 retries gives up after about 3 s
+    // of a server restarting.
     let retry = RetryConfig {
         retry_timeout: Duration::from_secs(retry_seconds()),
-        ..RetryConfig::default()
+        max_retries: usize::MAX,
+        backoff: BackoffConfig {
+            max_backoff: Duration::from_secs(2),
+            ..BackoffConfig::default()
+        },
     };
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)

@@ -347,20 +347,25 @@ fn mark_done(store: &RunStore, manifest: &Manifest, job: &ShardJob) -> Result<()
     }
 }
 
+/// The key of a model's `.json` sidecar.
+pub(crate) fn sidecar_key(key: &str) -> Result<String, PipelineError> {
+    match key.strip_suffix(".safetensors") {
+        Some(stem) => Ok(format!("{stem}.json")),
+        None => Err(PipelineError::Manifest {
+            key: key.to_string(),
+            reason: "a model key ends in .safetensors".to_string(),
+        }),
+    }
+}
+
 /// The model at `key` and its `.json` sidecar, fetched into the cache; the local path of
 /// the model.
-fn fetch_model(
+pub(crate) fn fetch_model(
     store: &RunStore,
     key: &str,
     cache: &Path,
 ) -> Result<std::path::PathBuf, PipelineError> {
-    let Some(stem) = key.strip_suffix(".safetensors") else {
-        return Err(PipelineError::Manifest {
-            key: key.to_string(),
-            reason: "a model key ends in .safetensors".to_string(),
-        });
-    };
-    store.get_to_cache(&format!("{stem}.json"), cache)?;
+    store.get_to_cache(&sidecar_key(key)?, cache)?;
     Ok(store.get_to_cache(key, cache)?)
 }
 

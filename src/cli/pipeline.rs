@@ -1,6 +1,6 @@
 //! `pipeline`: the closed loop of [`ninjazero_pipeline`] (self-play → train → arena →
-//! promote, generation after generation) on the command line. Rerunning the same command
-//! continues a run where it stopped.
+//! promote, generation after generation) on the command line, in this process or as Slurm
+//! jobs. Rerunning the same command continues a run where it stopped.
 
 use super::numbers::whole;
 use super::{parse_variant, StageBars};
@@ -8,8 +8,10 @@ use anyhow::Context as _;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_model::parse_device;
+use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
-    PipelineError, PipelinePreset, Progress as _, RunConfig, RunDir, Setting,
+    run_local, run_slurm, PipelineError, PipelinePreset, Progress as _, RunConfig, RunContext,
+    RunStore, Setting, SlurmOptions,
 };
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
@@ -25,6 +27,8 @@ pub enum PresetArg {
     Cpu,
     /// A GPU machine.
     Gpu,
+    /// Seconds per generation: checks the machinery (a cluster's set-up), learns nothing.
+    Smoke,
 }
 
 impl From<PresetArg> for PipelinePreset {
@@ -33,51 +37,146 @@ impl From<PresetArg> for PipelinePreset {
             PresetArg::Demo => PipelinePreset::Demo,
             PresetArg::Cpu => PipelinePreset::Cpu,
             PresetArg::Gpu => PipelinePreset::Gpu,
+            PresetArg::Smoke => PipelinePreset::Smoke,
         }
     }
+}
+
+/// Who runs the stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Scheduler {
+    /// This process, one stage after another.
+    Local,
+    /// Slurm: one job chain per generation (`sbatch`), the driver waits and shows progress.
+    Slurm,
 }
 
 #[derive(Args, Debug)]
 pub struct PipelineArgs {
     #[arg(long, value_parser = parse_variant, default_value = "insane-ninja")]
     variant: Variant,
-    /// Run directory (created if needed; an existing one is continued).
+    /// The run: a directory (created if needed; an existing run is continued),
+    /// file:///abs/path on a shared filesystem, or s3://bucket/prefix (AWS_* variables).
     #[arg(long)]
-    run: PathBuf,
+    run: String,
     #[arg(long, value_enum, default_value = "demo")]
     preset: PresetArg,
     /// Generations to train (counting from 1; generation 0 is the initial network). [range: 1 to 1000]
     #[arg(long, value_parser = whole::<u32>(1, 1000))]
     generations: Option<u32>,
-    /// cpu, cuda, cuda:N or auto.
+    /// cpu, cuda, cuda:N or auto (also the workers' device under Slurm).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Self-play shards per generation (a Slurm array's tasks). [range: 1 to 100000]
+    #[arg(long, value_parser = whole::<u32>(1, 100_000), default_value_t = 1)]
+    selfplay_shards: u32,
+    /// Shards per arena. [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 1)]
+    arena_shards: u32,
+    /// Who runs the stages.
+    #[arg(long, value_enum, default_value = "local")]
+    scheduler: Scheduler,
+    /// Store the run's settings and generation 0, then stop: for running the workers
+    /// yourself (`ninjazero worker …`, e.g. as Kubernetes Jobs).
+    #[arg(long)]
+    init_only: bool,
+    #[command(flatten)]
+    slurm: SlurmArgs,
+}
+
+/// The options of `--scheduler slurm`.
+#[derive(Args, Debug)]
+pub struct SlurmArgs {
+    /// The partition of every job (default: the cluster's).
+    #[arg(long)]
+    partition: Option<String>,
+    /// GPUs per task of every job. [range: 1 to 64]
+    #[arg(long, value_parser = whole::<u32>(1, 64))]
+    gpus_per_task: Option<u32>,
+    /// The time limit of every job, in Slurm's format (e.g. 2:00:00).
+    #[arg(long)]
+    time_limit: Option<String>,
+    /// One more sbatch argument for every job (repeat for more), e.g. --sbatch-arg=--qos=low.
+    #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
+    sbatch_args: Vec<String>,
+    /// Where the jobs write their output; a folder every node sees (default: slurm-logs in
+    /// the run directory, or in the current directory for s3:// runs).
+    #[arg(long)]
+    slurm_log_dir: Option<PathBuf>,
+    /// The program the jobs run (default: this binary), when the nodes see it elsewhere.
+    #[arg(long)]
+    worker_program: Option<PathBuf>,
+    /// Seconds between looks at the queue and the store. [range: 1 to 3600]
+    #[arg(long, value_parser = whole::<u64>(1, 3600), default_value_t = 5)]
+    poll_seconds: u64,
 }
 
 /// `matches`: the command line's, which tell the options given from clap's defaults.
 pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
-    let run = RunDir::new(&args.run);
-    std::fs::create_dir_all(run.root()).with_context(|| run.root().display().to_string())?;
-    let config = load_or_create_config(&run, &args, matches)?;
+    let store = RunStore::open(&args.run)?;
+    let config = load_or_create_config(&store, &args, matches)?;
+    let cache = super::worker::default_cache(store.url());
+    let ctx = RunContext::open(&store, args.device, &cache)?;
     let progress = StageBars::default();
+    if args.init_only {
+        ninjazero_pipeline::stages::initial_model(&ctx)?;
+        println!("{}: settings and generation 0 stored", store.url());
+        return Ok(());
+    }
     let started = Instant::now();
     progress.log(&format!(
-        "pipeline: {}, preset {:?}, {} generations, run {}",
+        "pipeline: {}, preset {:?}, {} generations, run {}, scheduler {:?}",
         config.variant()?,
         config.preset,
         config.generations,
-        run.root().display()
+        store.url(),
+        args.scheduler
     ));
-    let outcome = ninjazero_pipeline::run(&run, &config, args.device, &progress)?;
+    let best = match args.scheduler {
+        Scheduler::Local => run_local(&ctx, &progress)?.best,
+        Scheduler::Slurm => {
+            let options = slurm_options(&store, &args)?;
+            let outcome = run_slurm(&ctx, &options, &progress)?;
+            progress.log(&format!("submitted {} stages", outcome.submitted.len()));
+            outcome.best
+        }
+    };
     progress.log(&format!(
-        "pipeline done in {:.1} min: best generation {}; summary in {}",
+        "pipeline done in {:.1} min: best generation {best}; summary in {}/{SUMMARY_KEY}",
         started.elapsed().as_secs_f64() / 60.0,
-        outcome.best,
-        run.summary().display()
+        store.url()
     ));
     Ok(())
+}
+
+/// The Slurm options from the command line, with their defaults.
+fn slurm_options(store: &RunStore, args: &PipelineArgs) -> anyhow::Result<SlurmOptions> {
+    let program = match &args.slurm.worker_program {
+        Some(program) => program.clone(),
+        None => std::env::current_exe().context("finding this program for the workers")?,
+    };
+    let log_dir = match (&args.slurm.slurm_log_dir, store.local_root()) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(root)) => root.join("slurm-logs"),
+        (None, None) => PathBuf::from("slurm-logs"),
+    };
+    let device = match args.device {
+        Device::Cpu => "cpu".to_string(),
+        Device::Cuda(n) => format!("cuda:{n}"),
+        _ => "auto".to_string(),
+    };
+    Ok(SlurmOptions {
+        worker: vec![program.display().to_string()],
+        device,
+        partition: args.slurm.partition.clone(),
+        gpus_per_task: args.slurm.gpus_per_task,
+        time_limit: args.slurm.time_limit.clone(),
+        extra_args: args.slurm.sbatch_args.clone(),
+        log_dir: std::path::absolute(&log_dir).unwrap_or(log_dir),
+        poll: std::time::Duration::from_secs(args.slurm.poll_seconds),
+    })
 }
 
 /// The run's settings ([`ninjazero_pipeline::load_or_create`]): the options given on the
@@ -85,16 +184,20 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
 /// `--generations` is not among them: it is how far to take the run, and may be changed to
 /// extend it.
 fn load_or_create_config(
-    run: &RunDir,
+    store: &RunStore,
     args: &PipelineArgs,
     matches: &ArgMatches,
 ) -> anyhow::Result<RunConfig> {
-    let wanted = RunConfig::new(
-        args.variant,
-        args.preset.into(),
-        args.seed,
-        args.generations,
-    );
+    let wanted = RunConfig {
+        selfplay_shards: args.selfplay_shards,
+        arena_shards: args.arena_shards,
+        ..RunConfig::new(
+            args.variant,
+            args.preset.into(),
+            args.seed,
+            args.generations,
+        )
+    };
     // An option's clap id is its setting's key.
     let chosen: Vec<Setting> = Setting::ALL
         .into_iter()
@@ -104,11 +207,17 @@ fn load_or_create_config(
                 .is_some_and(|source| source != ValueSource::DefaultValue)
         })
         .collect();
-    match ninjazero_pipeline::load_or_create(&run.config(), &wanted, &chosen, args.generations) {
+    match ninjazero_pipeline::load_or_create(store, &wanted, &chosen, args.generations) {
         Err(PipelineError::OtherSettings { path, differences }) => {
-            let options: Vec<String> = differences.iter().map(|d| format!("--{d}")).collect();
+            let options: Vec<String> = differences
+                .iter()
+                .map(|d| {
+                    let option = d.setting.key().replace('_', "-");
+                    format!("--{option} {} → {}", d.stored, d.given)
+                })
+                .collect();
             anyhow::bail!(
-                "{} holds a run with other settings (stored → given): {}. Give the stored values (or leave those options out) to continue it, or use another --run directory",
+                "{} holds a run with other settings (stored → given): {}. Give the stored values (or leave those options out) to continue it, or use another --run",
                 path.display(),
                 options.join(", ")
             )
@@ -144,7 +253,8 @@ mod tests {
         let load = |extra: &[&str]| {
             let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
             let (args, matches) = parse(&options);
-            load_or_create_config(&RunDir::new(dir), &args, &matches).map_err(|e| format!("{e:#}"))
+            let store = RunStore::open(run).unwrap();
+            load_or_create_config(&store, &args, &matches).map_err(|e| format!("{e:#}"))
         };
         let created = load(&["--variant", "chess", "--seed", "0"]).unwrap();
         assert_eq!((created.variant.as_str(), created.seed), ("chess", 0));

@@ -1,15 +1,19 @@
-//! `worker` and `status`: stateless self-play workers on a run stored behind one URL (a
-//! path, `file:///abs/path` or `s3://bucket/prefix`), and what the stored objects say about
-//! a run. The work lives in [`ninjazero_pipeline::worker`].
+//! `worker` and `status`: stateless workers on a run stored behind one URL (a path,
+//! `file:///abs/path` or `s3://bucket/prefix`), one per stage of the pipeline (the jobs the
+//! Slurm driver submits), and what the stored objects say about a run. The work lives in
+//! [`ninjazero_pipeline::stages`] and [`ninjazero_pipeline::worker`].
 
 use super::numbers::{whole, MAX_THREADS};
 use super::{parse_variant, StageBars};
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use ninjazero_model::parse_device;
+use ninjazero_pipeline::scheduler::stage_status;
+use ninjazero_pipeline::stages::{selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
-    generation_status, selfplay_shard, PipelinePreset, RunConfig, RunStore, ShardOutcome,
+    generation_status, selfplay_shard, PipelinePreset, RunConfig, RunContext, RunStore,
+    ShardOutcome, Stage,
 };
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
@@ -25,6 +29,66 @@ pub enum WorkerCommand {
     /// Plan a generation's self-play: store its MANIFEST.json (create-only; the same
     /// manifest again is no change, another one is refused).
     Manifest(ManifestArgs),
+    /// Train generation G's candidate on the complete self-play shards of its window
+    /// (recorded in train/gen-G/window.json, create-only) and store it.
+    Train(GenerationJobArgs),
+    /// Play one shard of generation G's arenas (job J: arena J / S, shard J % S of the
+    /// run's S arena shards) and store its games.
+    Arena(ShardJobArgs),
+    /// Decide on generation G from its arenas; stores promotion/gen-G.json once.
+    Promote(GenerationJobArgs),
+    /// Play one shard of the best network's games against the baselines.
+    Baselines(BaselineJobArgs),
+    /// Write the run's report (summary.md, elo.png) from the stored results.
+    Report(StageArgs),
+}
+
+/// What every stage worker takes.
+#[derive(Args, Debug)]
+pub struct StageArgs {
+    /// The run: a path, file:///abs/path or s3://bucket/prefix (AWS_* variables for S3).
+    #[arg(long)]
+    run: String,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "auto")]
+    device: Device,
+    /// CPU threads for tree work and libtorch (default: all cores). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
+    threads: Option<usize>,
+    /// Where fetched objects and training work are kept when the run is not a local
+    /// directory (default: $NINJAZERO_CACHE, else ~/.cache/ninjazero).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct GenerationJobArgs {
+    #[command(flatten)]
+    stage: StageArgs,
+    /// The generation. [range: 1 to 9999]
+    #[arg(long, value_parser = whole::<u32>(1, 9999))]
+    generation: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ShardJobArgs {
+    #[command(flatten)]
+    stage: StageArgs,
+    /// The generation. [range: 1 to 9999]
+    #[arg(long, value_parser = whole::<u32>(1, 9999))]
+    generation: u32,
+    /// The job (a Slurm array's task id). [range: 0 to 999999]
+    #[arg(long, value_parser = whole::<u32>(0, 999_999))]
+    shard: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct BaselineJobArgs {
+    #[command(flatten)]
+    stage: StageArgs,
+    /// The job (a Slurm array's task id). [range: 0 to 999999]
+    #[arg(long, value_parser = whole::<u32>(0, 999_999))]
+    shard: u32,
 }
 
 #[derive(Args, Debug)]
@@ -105,24 +169,64 @@ pub struct StatusArgs {
 }
 
 pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
-    match command {
-        WorkerCommand::Selfplay(args) => run_shard(args),
-        WorkerCommand::Manifest(args) => plan(args),
-    }
+    let (stage, args, job) = match command {
+        WorkerCommand::Selfplay(args) => return run_shard(args),
+        WorkerCommand::Manifest(args) => return plan(args),
+        WorkerCommand::Train(a) => (Stage::Train(a.generation), a.stage, 0),
+        WorkerCommand::Promote(a) => (Stage::Promote(a.generation), a.stage, 0),
+        WorkerCommand::Arena(a) => (
+            Stage::Arena(MatchSet::Generation(a.generation)),
+            a.stage,
+            a.shard,
+        ),
+        WorkerCommand::Baselines(a) => (Stage::Arena(MatchSet::Baselines), a.stage, a.shard),
+        WorkerCommand::Report(a) => (Stage::Report, a, 0),
+    };
+    let store = open_worker(args.threads, &args.run)?;
+    let cache = args.cache.unwrap_or_else(|| default_cache(store.url()));
+    let ctx = RunContext::open(&store, args.device, &cache)?;
+    stage.run(&ctx, job, &StageBars::default())?;
+    println!("{} (job {job}): done", stage.label());
+    Ok(())
 }
 
-fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
-    let threads = args.threads.unwrap_or_else(super::available_threads);
+/// Sizes the worker's thread pools, and opens the run.
+pub fn open_worker(threads: Option<usize>, run: &str) -> anyhow::Result<RunStore> {
+    let threads = threads.unwrap_or_else(super::available_threads);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .context("starting the worker threads")?;
     tch::set_num_threads(threads as i32);
-    let store = RunStore::open(&args.run)?;
+    Ok(RunStore::open(run)?)
+}
+
+fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
+    let store = open_worker(args.threads, &args.run)?;
     let cache = match args.cache {
         Some(dir) => dir,
         None => default_cache(store.url()),
     };
+    let name = format!("generation {} shard {}", args.generation, args.shard);
+    // A pipeline's generation is planned from its settings by the first worker that needs
+    // it; a generation planned by hand (`worker manifest`) is played as it is, and one
+    // that is neither is refused for its missing manifest.
+    let plannable = args.model.is_none()
+        && !store.exists(&Manifest::key(args.generation))?
+        && store.exists(ninjazero_pipeline::layout::CONFIG_KEY)?;
+    if plannable {
+        let ctx = RunContext::open(&store, args.device, &cache)?;
+        if let Some(expected) = args.variant.filter(|&v| v != ctx.variant) {
+            anyhow::bail!(
+                "{}: the run is of {}, not {}",
+                store.url(),
+                ctx.variant.id(),
+                expected.id()
+            );
+        }
+        let outcome = selfplay_worker(&ctx, args.generation, args.shard, &StageBars::default())?;
+        return report_shard(&name, outcome);
+    }
     let job = ShardJob {
         generation: args.generation,
         shard: args.shard,
@@ -131,8 +235,12 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
         device: args.device,
         cache: &cache,
     };
-    let name = format!("generation {} shard {}", args.generation, args.shard);
-    match selfplay_shard(&store, &job, &StageBars::default())? {
+    let outcome = selfplay_shard(&store, &job, &StageBars::default())?;
+    report_shard(&name, outcome)
+}
+
+fn report_shard(name: &str, outcome: ShardOutcome) -> anyhow::Result<()> {
+    match outcome {
         ShardOutcome::AlreadyDone => println!("{name}: already stored, nothing to do"),
         ShardOutcome::Played {
             parts_stored,
@@ -147,7 +255,7 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
 }
 
 /// `$NINJAZERO_CACHE`, else `~/.cache/ninjazero`, else the temp dir; one folder per store.
-fn default_cache(url: &str) -> PathBuf {
+pub fn default_cache(url: &str) -> PathBuf {
     let root = std::env::var_os("NINJAZERO_CACHE")
         .map(PathBuf::from)
         .or_else(|| {
@@ -203,6 +311,12 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     for generation in generations {
         println!("{generation}");
+    }
+    if store.exists(ninjazero_pipeline::layout::CONFIG_KEY)? {
+        let ctx = RunContext::open(&store, Device::Cpu, &default_cache(store.url()))?;
+        for (stage, done, total) in stage_status(&ctx)? {
+            println!("{}: {done} of {total} jobs stored", stage.label());
+        }
     }
     Ok(())
 }

@@ -82,7 +82,8 @@ pub const WINDOW_EXPONENT: f64 = 0.75;
 
 impl TrainConfig {
     /// Named configurations: `demo` (tiny and fast on a CPU: tests and the README demo),
-    /// `cpu` (a CPU machine, the `cpu` network) and `gpu` (a GPU machine, the `gpu` network).
+    /// `cpu` (a CPU machine, the `cpu` network), `gpu` (a GPU machine, the `gpu` network)
+    /// and `smoke` (seconds, for checking the machinery).
     pub fn preset(name: &str) -> Option<TrainConfig> {
         match name {
             "demo" => Some(TrainConfig {
@@ -133,12 +134,20 @@ impl TrainConfig {
                 max_window: 5_000_000,
                 seed: 0,
             }),
+            // Seconds: checks the machinery (tests, a cluster's set-up), learns nothing.
+            "smoke" => Some(TrainConfig {
+                steps: 20,
+                batch_size: 32,
+                checkpoint_every: 10,
+                min_window: 500,
+                ..TrainConfig::preset("demo")?
+            }),
             _ => None,
         }
     }
 
     /// The preset names, in order.
-    pub const PRESETS: [&'static str; 3] = ["demo", "cpu", "gpu"];
+    pub const PRESETS: [&'static str; 4] = ["demo", "cpu", "gpu", "smoke"];
 
     /// The learning rate of step `step` (0-based): warm-up, then the schedule.
     pub fn learning_rate_at(&self, step: u64) -> f64 {

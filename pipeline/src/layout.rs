@@ -1,0 +1,57 @@
+//! Where a run keeps its objects: keys relative to the run's URL (a directory, `file://` or
+//! `s3://`; see [`crate::RunStore`]).
+//!
+//! ```text
+//! run.toml                                   the settings (RunConfig)
+//! models/gen-NNNN.safetensors (+ .json)      each generation's network, written once
+//! selfplay/gen-NNNN/MANIFEST.json            the self-play of generation NNNN's best network
+//! selfplay/gen-NNNN/shard-KKKK/…             its shards (see crate::worker)
+//! train/gen-NNNN/window.json                 exactly which objects trained generation NNNN
+//! arena/NAME/shard-SSSS.json                 a shard of arena NAME (gen-0002-vs-gen-0001)
+//! arena/NAME.json                            the arena's merged result
+//! promotion/gen-NNNN.json                    the decision on generation NNNN, written once
+//! reports/gen-NNNN.md                        the report of the run taken to generation NNNN
+//! summary.md, elo.png                        the latest report (rewritten)
+//! ```
+
+/// `gen-0007`: how keys and arenas name a generation.
+pub fn generation_name(generation: u32) -> String {
+    format!("gen-{generation:04}")
+}
+
+/// `run.toml`: the run's settings.
+pub const CONFIG_KEY: &str = "run.toml";
+/// `summary.md`: the latest report.
+pub const SUMMARY_KEY: &str = "summary.md";
+/// `elo.png`: each generation's Elo against generation 0.
+pub const ELO_PLOT_KEY: &str = "elo.png";
+
+/// The network of `generation` (0: the initial network).
+pub fn model_key(generation: u32) -> String {
+    format!("models/{}.safetensors", generation_name(generation))
+}
+
+/// The objects `generation` was trained on.
+pub fn window_key(generation: u32) -> String {
+    format!("train/{}/window.json", generation_name(generation))
+}
+
+/// Shard `shard` of arena `name`.
+pub fn arena_shard_key(name: &str, shard: u32) -> String {
+    format!("arena/{name}/shard-{shard:04}.json")
+}
+
+/// The merged result of arena `name`.
+pub fn arena_key(name: &str) -> String {
+    format!("arena/{name}.json")
+}
+
+/// The promotion decision on `generation`.
+pub fn promotion_key(generation: u32) -> String {
+    format!("promotion/{}.json", generation_name(generation))
+}
+
+/// The report of the run taken to `generations`.
+pub fn report_key(generations: u32) -> String {
+    format!("reports/{}.md", generation_name(generations))
+}

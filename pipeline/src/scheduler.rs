@@ -1,0 +1,509 @@
+//! Who runs a run's stages ([`crate::stages`]): this process, one after another
+//! ([`run_local`]), or a Slurm cluster ([`run_slurm`]): one job chain per generation, a
+//! self-play job array → training (`--dependency afterok`) → an arena job array →
+//! promotion, and at the end the baselines and the report. Both run the same stage code
+//! through the same stored objects, so a run may be started on one and continued on the
+//! other, and a rerun only does (or submits) what is missing.
+
+use crate::layout::{arena_shard_key, model_key, promotion_key, report_key};
+use crate::stages::{
+    arena_worker, best_after, initial_model, promote, report, selfplay_worker, shard_has_pairs,
+    train_generation, ArenaShardOutcome, MatchSet, Outcome, RunContext,
+};
+use crate::worker::{done_key, ShardOutcome};
+use crate::{generation_name, PipelineError, Progress};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A stage of a run, in the order the stages run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The self-play of generation `g`'s best network (it trains generation `g + 1`).
+    SelfPlay(u32),
+    Train(u32),
+    Arena(MatchSet),
+    Promote(u32),
+    Report,
+}
+
+impl Stage {
+    /// Every stage of a run of `generations`, in order.
+    pub fn all(generations: u32) -> Vec<Stage> {
+        let mut stages = Vec::new();
+        for g in 1..=generations {
+            stages.extend([
+                Stage::SelfPlay(g - 1),
+                Stage::Train(g),
+                Stage::Arena(MatchSet::Generation(g)),
+                Stage::Promote(g),
+            ]);
+        }
+        stages.extend([Stage::Arena(MatchSet::Baselines), Stage::Report]);
+        stages
+    }
+
+    /// `selfplay gen-0001`, `report`: how messages and job names call the stage.
+    pub fn label(self) -> String {
+        match self {
+            Stage::SelfPlay(g) => format!("selfplay {}", generation_name(g)),
+            Stage::Train(g) => format!("train {}", generation_name(g)),
+            Stage::Arena(MatchSet::Generation(g)) => format!("arena {}", generation_name(g)),
+            Stage::Arena(MatchSet::Baselines) => "baselines".to_string(),
+            Stage::Promote(g) => format!("promote {}", generation_name(g)),
+            Stage::Report => "report".to_string(),
+        }
+    }
+
+    /// Jobs of the stage (an array's tasks, or 1).
+    fn jobs(self, ctx: &RunContext) -> u32 {
+        match self {
+            Stage::SelfPlay(_) => ctx.config.selfplay_shards,
+            Stage::Arena(set) => set.jobs(&ctx.config),
+            Stage::Train(_) | Stage::Promote(_) | Stage::Report => 1,
+        }
+    }
+
+    /// Whether the stage runs as a job array (its jobs take the task id as `--shard`).
+    fn is_array(self) -> bool {
+        matches!(self, Stage::SelfPlay(_) | Stage::Arena(_))
+    }
+
+    /// The stage's jobs whose output is not stored.
+    pub fn missing(self, ctx: &RunContext) -> Result<Vec<u32>, PipelineError> {
+        let store = ctx.store;
+        let single = |done: bool| if done { Vec::new() } else { vec![0] };
+        Ok(match self {
+            Stage::SelfPlay(g) => {
+                let mut missing = Vec::new();
+                for shard in 0..ctx.config.selfplay_shards {
+                    if !store.exists(&done_key(g, shard))? {
+                        missing.push(shard);
+                    }
+                }
+                missing
+            }
+            Stage::Train(g) => single(store.exists(&model_key(g))?),
+            Stage::Promote(g) => single(store.exists(&promotion_key(g))?),
+            Stage::Report => single(store.exists(&report_key(ctx.config.generations))?),
+            Stage::Arena(set) => {
+                // Before the players are decided, every job may have an arena to play.
+                let Ok(matches) = set.matches(ctx) else {
+                    return Ok((0..set.jobs(&ctx.config)).collect());
+                };
+                let mut missing = Vec::new();
+                for job in 0..set.jobs(&ctx.config) {
+                    let (slot, shard) =
+                        (job / ctx.config.arena_shards, job % ctx.config.arena_shards);
+                    let Some(arena) = matches.get(slot as usize) else {
+                        continue;
+                    };
+                    let key = arena_shard_key(&arena.name(), shard);
+                    if shard_has_pairs(&ctx.config, shard) && !store.exists(&key)? {
+                        missing.push(job);
+                    }
+                }
+                missing
+            }
+        })
+    }
+
+    /// Runs job `job` of the stage in this process.
+    pub fn run(
+        self,
+        ctx: &RunContext,
+        job: u32,
+        progress: &dyn Progress,
+    ) -> Result<(), PipelineError> {
+        match self {
+            Stage::SelfPlay(g) => {
+                let started = Instant::now();
+                if let ShardOutcome::Played {
+                    games, positions, ..
+                } = selfplay_worker(ctx, g, job, progress)?
+                {
+                    progress.log(&format!(
+                        "self-play {} shard {job}: {games} games, {positions} positions, {:.0} positions/s",
+                        generation_name(g),
+                        positions as f64 / started.elapsed().as_secs_f64().max(1e-9)
+                    ));
+                }
+            }
+            Stage::Train(g) => drop(train_generation(ctx, g, progress)?),
+            Stage::Arena(set) => {
+                if let ArenaShardOutcome::Played { name, result } =
+                    arena_worker(ctx, set, job, progress)?
+                {
+                    progress.log(&format!(
+                        "arena {name} (job {job}): {}",
+                        result.summary_line()
+                    ));
+                }
+            }
+            Stage::Promote(g) => drop(promote(ctx, g, progress)?),
+            Stage::Report => drop(report(ctx)?),
+        }
+        Ok(())
+    }
+}
+
+/// Runs (or continues) the whole run in this process: generation 0, every generation's
+/// stages, the baselines and the report. Work already stored is skipped.
+pub fn run_local(ctx: &RunContext, progress: &dyn Progress) -> Result<Outcome, PipelineError> {
+    if initial_model(ctx)? {
+        progress.log(&format!(
+            "generation 0: initial {} network",
+            ctx.config.network
+        ));
+    }
+    for stage in Stage::all(ctx.config.generations) {
+        for job in 0..stage.jobs(ctx) {
+            stage.run(ctx, job, progress)?;
+        }
+    }
+    report(ctx)
+}
+
+/// How the Slurm driver submits its jobs.
+#[derive(Clone, Debug)]
+pub struct SlurmOptions {
+    /// The worker program and the arguments before `worker` (the running binary, unless
+    /// the cluster's nodes see it elsewhere).
+    pub worker: Vec<String>,
+    /// `--device` of the workers.
+    pub device: String,
+    pub partition: Option<String>,
+    pub gpus_per_task: Option<u32>,
+    /// `--time` of every job (Slurm's format, e.g. `2:00:00`).
+    pub time_limit: Option<String>,
+    /// More `sbatch` arguments, as given.
+    pub extra_args: Vec<String>,
+    /// Where the jobs write their output (`%x-%A_%a.out`): a folder the nodes share.
+    pub log_dir: PathBuf,
+    /// How often the driver looks at the queue and the store.
+    pub poll: Duration,
+}
+
+/// What the Slurm driver did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlurmOutcome {
+    /// Jobs (arrays count once) submitted by this driver.
+    pub submitted: Vec<String>,
+    /// The best generation.
+    pub best: u32,
+}
+
+/// A Slurm job of the run, as `squeue` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueuedJob {
+    pub id: String,
+    pub name: String,
+    pub state: String,
+}
+
+/// Runs (or continues) the run on a Slurm cluster: submits the chain of every stage whose
+/// output is missing and which is not queued already, then waits for the chain, showing
+/// each stage's jobs done / running / failed, and returns once the report is stored.
+pub fn run_slurm(
+    ctx: &RunContext,
+    options: &SlurmOptions,
+    progress: &dyn Progress,
+) -> Result<SlurmOutcome, PipelineError> {
+    if initial_model(ctx)? {
+        progress.log(&format!(
+            "generation 0: initial {} network",
+            ctx.config.network
+        ));
+    }
+    std::fs::create_dir_all(&options.log_dir).map_err(|error| PipelineError::Io {
+        path: options.log_dir.clone(),
+        error,
+    })?;
+    let tag = run_tag(ctx.store.url());
+    let queued = queued_jobs(&tag)?;
+    let stages = Stage::all(ctx.config.generations);
+    let mut submitted = Vec::new();
+    let mut waiting_on: Option<String> = None;
+    let mut ours: Vec<String> = Vec::new();
+    for &stage in &stages {
+        let name = job_name(&tag, stage);
+        if let Some(job) = queued.iter().find(|j| j.name == name) {
+            waiting_on = Some(job.id.clone());
+            ours.push(job.id.clone());
+            continue;
+        }
+        let missing = stage.missing(ctx)?;
+        if missing.is_empty() {
+            continue;
+        }
+        let id = submit(ctx, options, stage, &name, &missing, waiting_on.as_deref())?;
+        progress.log(&format!(
+            "submitted {} as Slurm job {id}{}",
+            stage.label(),
+            if stage.is_array() {
+                format!(" (array {})", array_list(&missing))
+            } else {
+                String::new()
+            }
+        ));
+        submitted.push(name);
+        waiting_on = Some(id.clone());
+        ours.push(id);
+    }
+    if ours.is_empty() {
+        progress.log("every stage is stored: nothing to submit");
+    } else {
+        wait_for(ctx, &tag, &ours, &stages, options, progress)?;
+    }
+    for &stage in &stages {
+        let missing = stage.missing(ctx)?;
+        if !missing.is_empty() {
+            return Err(PipelineError::Scheduler(format!(
+                "{} did not complete (jobs {} of {}): see the job output in {}",
+                stage.label(),
+                array_list(&missing),
+                job_name(&tag, stage),
+                options.log_dir.display()
+            )));
+        }
+    }
+    Ok(SlurmOutcome {
+        submitted,
+        best: best_after(ctx.store, ctx.config.generations)?,
+    })
+}
+
+/// `nz-1a2b3c4d`: the prefix of the run's job names (a hash of its URL), so that a rerun
+/// of the driver recognises the run's queued jobs.
+fn run_tag(url: &str) -> String {
+    let hash = url.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("nz-{hash:08x}")
+}
+
+/// `nz-1a2b3c4d-selfplay-gen-0001`.
+fn job_name(tag: &str, stage: Stage) -> String {
+    format!("{tag}-{}", stage.label().replace(' ', "-"))
+}
+
+/// `0-3` or `1,3`: an array's task ids as sbatch takes them.
+fn array_list(ids: &[u32]) -> String {
+    match ids {
+        [first, .., last] if (last - first) as usize + 1 == ids.len() => format!("{first}-{last}"),
+        _ => ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+    }
+}
+
+/// The worker command of `stage` (`$SLURM_ARRAY_TASK_ID` for an array's shard), quoted for
+/// the shell that `sbatch --wrap` starts.
+fn worker_command(ctx: &RunContext, options: &SlurmOptions, stage: Stage) -> String {
+    let mut args: Vec<String> = options.worker.clone();
+    args.push("worker".to_string());
+    let (command, generation) = match stage {
+        Stage::SelfPlay(g) => ("selfplay", Some(g)),
+        Stage::Train(g) => ("train", Some(g)),
+        Stage::Arena(MatchSet::Generation(g)) => ("arena", Some(g)),
+        Stage::Arena(MatchSet::Baselines) => ("baselines", None),
+        Stage::Promote(g) => ("promote", Some(g)),
+        Stage::Report => ("report", None),
+    };
+    args.extend(
+        [
+            command,
+            "--run",
+            ctx.store.url(),
+            "--device",
+            &options.device,
+        ]
+        .map(String::from),
+    );
+    if let Some(g) = generation {
+        args.extend(["--generation".to_string(), g.to_string()]);
+    }
+    let mut line: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    if stage.is_array() {
+        line.extend([
+            "--shard".to_string(),
+            "\"$SLURM_ARRAY_TASK_ID\"".to_string(),
+        ]);
+    }
+    line.join(" ")
+}
+
+/// `text` in single quotes for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Submits `stage`'s jobs `jobs` after `after` (afterok); the job id.
+fn submit(
+    ctx: &RunContext,
+    options: &SlurmOptions,
+    stage: Stage,
+    name: &str,
+    jobs: &[u32],
+    after: Option<&str>,
+) -> Result<String, PipelineError> {
+    let mut sbatch = Command::new("sbatch");
+    sbatch.args([
+        "--parsable",
+        "--job-name",
+        name,
+        "--kill-on-invalid-dep=yes",
+    ]);
+    let output_pattern = if stage.is_array() {
+        "%x-%A_%a.out"
+    } else {
+        "%x-%j.out"
+    };
+    sbatch.arg(format!(
+        "--output={}",
+        options.log_dir.join(output_pattern).display()
+    ));
+    if stage.is_array() {
+        sbatch.arg(format!("--array={}", array_list(jobs)));
+    }
+    if let Some(after) = after {
+        sbatch.arg(format!("--dependency=afterok:{after}"));
+    }
+    if let Some(partition) = &options.partition {
+        sbatch.arg(format!("--partition={partition}"));
+    }
+    if let Some(gpus) = options.gpus_per_task {
+        sbatch.arg(format!("--gpus-per-task={gpus}"));
+    }
+    if let Some(time) = &options.time_limit {
+        sbatch.arg(format!("--time={time}"));
+    }
+    sbatch.args(&options.extra_args);
+    sbatch.arg(format!("--wrap={}", worker_command(ctx, options, stage)));
+    let output = run_command(&mut sbatch, "sbatch")?;
+    let id = output
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(PipelineError::Scheduler(format!(
+            "sbatch gave no job id for {name} (it printed {:?})",
+            output.trim()
+        )));
+    }
+    Ok(id)
+}
+
+/// Runs a Slurm command; its standard output, or one line saying why it failed.
+fn run_command(command: &mut Command, program: &str) -> Result<String, PipelineError> {
+    let output = command.output().map_err(|e| {
+        PipelineError::Scheduler(if e.kind() == std::io::ErrorKind::NotFound {
+            format!("{program}: not found on PATH (the slurm scheduler needs Slurm's client commands; is this a Slurm login node?)")
+        } else {
+            format!("{program}: {e}")
+        })
+    })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(PipelineError::Scheduler(format!(
+            "{program} refused ({}): {}",
+            output.status,
+            stderr.trim().replace('\n', "; ")
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The run's jobs in the queue (job names starting with `tag`).
+fn queued_jobs(tag: &str) -> Result<Vec<QueuedJob>, PipelineError> {
+    let mut squeue = Command::new("squeue");
+    squeue.args(["--noheader", "--format=%A|%j|%T"]);
+    let text = run_command(&mut squeue, "squeue")?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.trim().splitn(3, '|');
+            let (id, name, state) = (fields.next()?, fields.next()?, fields.next()?);
+            name.starts_with(&format!("{tag}-")).then(|| QueuedJob {
+                id: id.to_string(),
+                name: name.to_string(),
+                state: state.to_string(),
+            })
+        })
+        .collect())
+}
+
+/// Waits until none of `ours` is queued, showing the earliest unfinished stage's jobs done,
+/// running and failed.
+fn wait_for(
+    ctx: &RunContext,
+    tag: &str,
+    ours: &[String],
+    stages: &[Stage],
+    options: &SlurmOptions,
+    progress: &dyn Progress,
+) -> Result<(), PipelineError> {
+    let mut shown: Option<Stage> = None;
+    loop {
+        let queued: Vec<QueuedJob> = queued_jobs(tag)?
+            .into_iter()
+            .filter(|j| ours.contains(&j.id))
+            .collect();
+        let mut current = None;
+        for &stage in stages {
+            let missing = stage.missing(ctx)?;
+            if !missing.is_empty() {
+                current = Some((stage, missing.len() as u32));
+                break;
+            }
+        }
+        if let Some((stage, missing)) = current {
+            let name = job_name(tag, stage);
+            let mut states: BTreeMap<&str, u32> = BTreeMap::new();
+            for job in queued.iter().filter(|j| j.name == name) {
+                *states.entry(job.state.as_str()).or_default() += 1;
+            }
+            let total = stage.jobs(ctx);
+            let running = states.get("RUNNING").copied().unwrap_or(0);
+            let pending = states.get("PENDING").copied().unwrap_or(0);
+            let failed = if queued.iter().any(|j| j.name == name) {
+                0
+            } else {
+                missing
+            };
+            if shown != Some(stage) {
+                if shown.is_some() {
+                    progress.stage_finished();
+                }
+                progress.stage_started(&stage.label(), u64::from(total));
+                shown = Some(stage);
+            }
+            progress.stage_progress(
+                u64::from(total - missing.min(total)),
+                u64::from(total),
+                &format!("{running} running, {pending} pending, {failed} failed"),
+            );
+        }
+        if queued.is_empty() {
+            break;
+        }
+        std::thread::sleep(options.poll);
+    }
+    if shown.is_some() {
+        progress.stage_finished();
+    }
+    Ok(())
+}
+
+/// The stages' states as the stored objects show them, for `status`.
+pub fn stage_status(ctx: &RunContext) -> Result<Vec<(Stage, u32, u32)>, PipelineError> {
+    let mut rows = Vec::new();
+    for stage in Stage::all(ctx.config.generations) {
+        let total = stage.jobs(ctx);
+        let missing = stage.missing(ctx)?.len() as u32;
+        rows.push((stage, total - missing.min(total), total));
+    }
+    Ok(rows)
+}
