@@ -280,6 +280,52 @@ fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
     );
 }
 
+#[test]
+fn a_first_player_plays_generation_zeros_games() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let player = "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,I=1,L=1";
+    let base = ["pipeline", "--run", text(&dir), "--generations", "1"];
+    let (ok, out) = run(&[&base[..], &SMOKE, &["--first-player", player]].concat());
+    assert!(ok, "{out}");
+    let store = RunStore::open(text(&dir)).unwrap();
+    let manifest = Manifest::load(&store, 0).unwrap();
+    assert_eq!(manifest.player.as_deref(), Some(player));
+    let file = tmp.path().join("part.arrow");
+    std::fs::write(&file, store.get(&part_key(0, 1, 0)).unwrap()).unwrap();
+    let games = read_file(&file, None).unwrap();
+    assert_eq!(games.len(), 4);
+    assert!(
+        games.iter().all(|g| g.model_id == player),
+        "{:?}",
+        games[0].model_id
+    );
+    // After the random opening plies the player's move is the policy target.
+    let targets = &games[0].positions[4].policy;
+    assert_eq!((targets.len(), targets[0].probability), (1, 1.0));
+    assert!(store.exists(&model_key(1)).unwrap());
+
+    let other = tmp.path().join("other");
+    let missing = "uci:/nonexistent/engine:depth=1";
+    let (ok, out) = run(&["pipeline", "--run", text(&other), "--first-player", missing]);
+    assert!(!ok);
+    assert_eq!(out.trim().lines().count(), 1, "{out}");
+    assert!(out.contains("cannot start '/nonexistent/engine'"), "{out}");
+    assert!(
+        !other.join("run.toml").exists(),
+        "nothing stored for a player that cannot play"
+    );
+    let (ok, out) = run(&[
+        "pipeline",
+        "--run",
+        text(&other),
+        "--first-player",
+        "alphabeta:depth=x",
+    ]);
+    assert!(!ok);
+    assert!(out.contains("--first-player"), "{out}");
+}
+
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();

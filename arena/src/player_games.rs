@@ -16,8 +16,8 @@ use ninjazero_search::EngineFactory;
 #[derive(Clone, Debug)]
 pub struct PlayerGamesOptions {
     pub start: Position,
-    /// Game ids `0..games` make up the dataset; ids already written are skipped.
-    pub games: u64,
+    /// The game ids that make up the dataset; ids already written are skipped.
+    pub game_ids: std::ops::Range<u64>,
     /// Random plies (seeded per game) before the player takes over.
     pub opening_plies: usize,
     pub max_plies: u32,
@@ -82,7 +82,8 @@ fn record(
 /// Plays the games of `options` that the dataset in `dir` does not hold yet, `make_player`
 /// on both sides, on `threads` threads, and adds them to it, in files as `policy` says.
 /// `dir` is locked and checked as [`crate::play_dataset`] does, before any game is played.
-/// `progress(done)` counts the games in the dataset. Returns the games played now.
+/// `progress(done)` counts the games in the dataset. Returns the games and positions
+/// played now.
 pub fn play_player_dataset(
     dir: &std::path::Path,
     options: &PlayerGamesOptions,
@@ -90,7 +91,7 @@ pub fn play_player_dataset(
     threads: usize,
     policy: FlushPolicy,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, String> {
+) -> Result<(u64, u64), String> {
     let meta = FileMeta {
         variant: options.start.variant(),
         search_settings: GameSettings::Player {
@@ -102,8 +103,12 @@ pub fn play_player_dataset(
         model_id: options.player.clone(),
     };
     let (mut writer, done) = DatasetWriter::resume(dir, meta, policy).map_err(|e| e.to_string())?;
-    let missing: Vec<u64> = (0..options.games).filter(|id| !done.contains(id)).collect();
-    let mut written = 0u64;
+    let missing: Vec<u64> = options
+        .game_ids
+        .clone()
+        .filter(|id| !done.contains(id))
+        .collect();
+    let (mut written, mut positions) = (0u64, 0u64);
     let mut failure = None;
     run_on_workers(
         missing.len(),
@@ -130,6 +135,7 @@ pub fn play_player_dataset(
             )
         },
         &mut |_, game| {
+            let game_positions = game.positions.len() as u64;
             if let Err(e) = writer
                 .add_game(game)
                 .and_then(|()| writer.flush_if_due().map(drop))
@@ -138,6 +144,7 @@ pub fn play_player_dataset(
                 return true;
             }
             written += 1;
+            positions += game_positions;
             progress(done.len() as u64 + written);
             false
         },
@@ -146,5 +153,5 @@ pub fn play_player_dataset(
         return Err(error);
     }
     writer.finish().map_err(|e| e.to_string())?;
-    Ok(written)
+    Ok((written, positions))
 }

@@ -104,6 +104,11 @@ pub struct RunConfig {
     /// Shards per arena: its pairs are split among this many jobs.
     #[serde(default = "one")]
     pub arena_shards: u32,
+    /// The player of generation 0's games (an engine spec such as
+    /// `alphabeta:depth=1:values=P=1,N=1,…`) instead of the model-free MCTS: the first
+    /// network learns to imitate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_player: Option<String>,
 }
 
 fn one() -> u32 {
@@ -149,6 +154,7 @@ impl RunConfig {
             window_generations: 4,
             selfplay_shards: 1,
             arena_shards: 1,
+            first_player: None,
         }
     }
 
@@ -210,15 +216,17 @@ pub enum Setting {
     Seed,
     SelfplayShards,
     ArenaShards,
+    FirstPlayer,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 5] = [
+    pub const ALL: [Setting; 6] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
         Setting::SelfplayShards,
         Setting::ArenaShards,
+        Setting::FirstPlayer,
     ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
@@ -229,6 +237,7 @@ impl Setting {
             Setting::Seed => "seed",
             Setting::SelfplayShards => "selfplay_shards",
             Setting::ArenaShards => "arena_shards",
+            Setting::FirstPlayer => "first_player",
         }
     }
 }

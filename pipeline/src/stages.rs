@@ -191,7 +191,8 @@ pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
 /// The manifest of generation `generation`'s self-play, from the run's settings and the
 /// best network once `generation` is decided. Generation 0's network knows nothing, so
 /// while nothing is promoted the data comes from the model-free search (uniform priors,
-/// material value).
+/// material value), and generation 0's from [`RunConfig::first_player`] when the run
+/// names one.
 pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, PipelineError> {
     let best = best_after(ctx.store, generation)?;
     let games_per_shard = ctx.config.games_per_shard();
@@ -207,6 +208,9 @@ pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, Pipe
         concurrency: ctx.config.concurrency,
         search: ctx.config.search.clone(),
         model: (best > 0).then(|| model_key(best)),
+        player: (generation == 0)
+            .then(|| ctx.config.first_player.clone())
+            .flatten(),
     })
 }
 
@@ -724,6 +728,6 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
 }
 
 /// The cores this process may use.
-fn available_threads() -> usize {
+pub(crate) fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -18,10 +18,11 @@
 
 use crate::stages::self_play_seed;
 use crate::{generation_name, PipelineError, Progress, RunStore, StoreError};
+use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{dataset_files, FlushPolicy};
 use ninjazero_model::load_evaluator;
 use ninjazero_rules::{Position, Variant};
-use ninjazero_search::SearchConfig;
+use ninjazero_search::{EngineSpec, SearchConfig};
 use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,7 +56,14 @@ pub struct Manifest {
     /// The network that plays (a key such as `models/gen-0003.safetensors`); none: the
     /// model-free search.
     pub model: Option<String>,
+    /// A player spec (`alphabeta:depth=1:…`) whose games these are instead of the MCTS
+    /// self-play: its move is each position's policy target after the opening plies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<String>,
 }
+
+/// Random plies that open each game of a [`Manifest::player`] (which may be deterministic).
+pub const PLAYER_OPENING_PLIES: usize = 4;
 
 impl Manifest {
     /// `selfplay/gen-NNNN/MANIFEST.json`.
@@ -225,6 +233,20 @@ pub fn selfplay_shard(
         None => None,
     };
     let (mut evaluator, model_id) = load_evaluator(model.as_deref(), variant, job.device)?;
+    let player = match &manifest.player {
+        Some(text) => Some(
+            text.parse::<EngineSpec>()
+                .map_err(|e| PipelineError::Manifest {
+                    key: format!("{}/{}", store.url(), Manifest::key(job.generation)),
+                    reason: format!("not a player: {e}"),
+                })?,
+        ),
+        None => None,
+    };
+    if player.is_some() {
+        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
+        tch::set_num_threads(1);
+    }
     let stored: Vec<String> = store
         .list(&shard_prefix(job.generation, job.shard))?
         .into_iter()
@@ -259,19 +281,50 @@ pub fn selfplay_shard(
             max_age: None,
         };
         let done_before = ids.start - manifest.game_ids(job.shard).start;
-        let (_, stats) = play_dataset(
-            scratch.path(),
-            &options,
-            evaluator.as_mut(),
-            policy,
-            &|_, s| {
-                progress.stage_progress(
-                    done_before + s.games,
-                    manifest.games_per_shard,
-                    &format!("part {part}: {} positions", s.positions),
+        let (games, positions) = match &player {
+            Some(spec) => {
+                let options = PlayerGamesOptions {
+                    start: Position::start(variant),
+                    game_ids: ids.clone(),
+                    opening_plies: PLAYER_OPENING_PLIES,
+                    max_plies: manifest.search.max_plies,
+                    seed: self_play_seed(manifest.seed, job.generation),
+                    player: spec.to_string(),
+                };
+                let make_player = spec.factory(variant, job.device, options.seed);
+                play_player_dataset(
+                    scratch.path(),
+                    &options,
+                    &make_player,
+                    crate::stages::available_threads(),
+                    policy,
+                    &|done| {
+                        progress.stage_progress(
+                            done_before + done,
+                            manifest.games_per_shard,
+                            &format!("part {part}"),
+                        )
+                    },
                 )
-            },
-        )?;
+                .map_err(PipelineError::Arena)?
+            }
+            None => {
+                let (_, stats) = play_dataset(
+                    scratch.path(),
+                    &options,
+                    evaluator.as_mut(),
+                    policy,
+                    &|_, s| {
+                        progress.stage_progress(
+                            done_before + s.games,
+                            manifest.games_per_shard,
+                            &format!("part {part}: {} positions", s.positions),
+                        )
+                    },
+                )?;
+                (stats.games, stats.positions)
+            }
+        };
         let files = dataset_files(scratch.path())?;
         let [file] = files.as_slice() else {
             return Err(PipelineError::Manifest {
@@ -285,8 +338,8 @@ pub fn selfplay_shard(
             Err(StoreError::AlreadyExists { .. }) => outcome.1 += 1,
             Err(e) => return Err(e.into()),
         }
-        outcome.2 += stats.games;
-        outcome.3 += stats.positions;
+        outcome.2 += games;
+        outcome.3 += positions;
     }
     progress.stage_finished();
     mark_done(store, &manifest, job)?;
@@ -493,6 +546,7 @@ mod tests {
             concurrency: 4,
             search: SearchConfig::default(),
             model: None,
+            player: None,
         }
     }
 

@@ -382,7 +382,7 @@ fn the_engine_and_self_play_search_alike() {
 fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
     let options = PlayerGamesOptions {
         start: Position::start(Variant::Chess),
-        games: 6,
+        game_ids: 0..6,
         opening_plies: 2,
         max_plies: 60,
         seed: 9,
@@ -392,14 +392,16 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
     let make = spec.factory(Variant::Chess, tch::Device::Cpu, 0);
     let play = |dir: &Path, games: u64, threads: usize| {
         let options = PlayerGamesOptions {
-            games,
+            game_ids: 0..games,
             ..options.clone()
         };
         let policy = FlushPolicy {
             games_per_file: 64,
             max_age: None,
         };
-        play_player_dataset(dir, &options, &make, threads, policy, &|_| {}).unwrap()
+        play_player_dataset(dir, &options, &make, threads, policy, &|_| {})
+            .unwrap()
+            .0
     };
     let tmp = temp_dir();
     let [two, one] = ["player-two", "player-one"].map(|name| tmp.path().join(name));

@@ -14,6 +14,7 @@ use ninjazero_pipeline::{
     RunStore, Setting, SlurmOptions,
 };
 use ninjazero_rules::Variant;
+use ninjazero_search::EngineSpec;
 use std::path::PathBuf;
 use std::time::Instant;
 use tch::Device;
@@ -72,6 +73,11 @@ pub struct PipelineArgs {
     /// Self-play shards per generation (a Slurm array's tasks). [range: 1 to 100000]
     #[arg(long, value_parser = whole::<u32>(1, 100_000), default_value_t = 1)]
     selfplay_shards: u32,
+    /// The player of generation 0's games instead of the model-free MCTS (the first
+    /// network learns to imitate it), e.g. alpha-beta with every piece worth the same:
+    /// alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1 (plus the variant's new pieces).
+    #[arg(long)]
+    first_player: Option<EngineSpec>,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 1)]
     arena_shards: u32,
@@ -116,6 +122,15 @@ pub struct SlurmArgs {
 /// `matches`: the command line's, which tell the options given from clap's defaults.
 pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
     let store = RunStore::open(&args.run)?;
+    if let Some(player) = &args.first_player {
+        // Checked for the run's variant before anything is stored.
+        let variant = match RunConfig::load_from(&store) {
+            Ok(stored) => stored.variant()?,
+            Err(_) => args.variant,
+        };
+        player.factory(variant, Device::Cpu, 0)()
+            .map_err(|e| anyhow::anyhow!("--first-player {player}: {e}"))?;
+    }
     let config = load_or_create_config(&store, &args, matches)?;
     let cache = super::worker::default_cache(store.url());
     let ctx = RunContext::open(&store, args.device, &cache)?;
@@ -191,6 +206,7 @@ fn load_or_create_config(
     let wanted = RunConfig {
         selfplay_shards: args.selfplay_shards,
         arena_shards: args.arena_shards,
+        first_player: args.first_player.as_ref().map(ToString::to_string),
         ..RunConfig::new(
             args.variant,
             args.preset.into(),

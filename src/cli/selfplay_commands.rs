@@ -106,7 +106,7 @@ fn run_player_games(args: &SelfPlayArgs, spec: &EngineSpec, threads: usize) -> C
     }
     let options = PlayerGamesOptions {
         start: Position::start(args.variant),
-        games: args.games,
+        game_ids: 0..args.games,
         opening_plies: args.opening_plies,
         max_plies: args.max_plies,
         seed: args.seed,
@@ -114,7 +114,7 @@ fn run_player_games(args: &SelfPlayArgs, spec: &EngineSpec, threads: usize) -> C
     };
     let bar = stage_bar(args.games, "selfplay");
     let started = std::time::Instant::now();
-    let played = play_player_dataset(
+    let (played, _) = play_player_dataset(
         &args.out,
         &options,
         &make_player,

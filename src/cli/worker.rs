@@ -93,9 +93,8 @@ pub struct BaselineJobArgs {
 
 #[derive(Args, Debug)]
 pub struct SelfPlayShardArgs {
-    /// The run: a path, file:///abs/path or s3://bucket/prefix (AWS_* variables for S3).
-    #[arg(long)]
-    run: String,
+    #[command(flatten)]
+    stage: StageArgs,
     /// The generation whose self-play to play. [range: 0 to 9999]
     #[arg(long, value_parser = whole::<u32>(0, 9999))]
     generation: u32,
@@ -108,15 +107,6 @@ pub struct SelfPlayShardArgs {
     /// Refuse a run planned for another variant.
     #[arg(long, value_parser = parse_variant)]
     variant: Option<Variant>,
-    /// cpu, cuda, cuda:N or auto.
-    #[arg(long, value_parser = parse_device, default_value = "auto")]
-    device: Device,
-    /// CPU threads for tree work and libtorch (default: all cores). [range: 1 to 1024]
-    #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
-    threads: Option<usize>,
-    /// Where fetched models are kept (default: $NINJAZERO_CACHE, else ~/.cache/ninjazero).
-    #[arg(long)]
-    cache: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -182,31 +172,31 @@ pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
         WorkerCommand::Baselines(a) => (Stage::Arena(MatchSet::Baselines), a.stage, a.shard),
         WorkerCommand::Report(a) => (Stage::Report, a, 0),
     };
-    let store = open_worker(args.threads, &args.run)?;
-    let cache = args.cache.unwrap_or_else(|| default_cache(store.url()));
+    let (store, cache) = open_worker(&args)?;
     let ctx = RunContext::open(&store, args.device, &cache)?;
     stage.run(&ctx, job, &StageBars::default())?;
     println!("{} (job {job}): done", stage.label());
     Ok(())
 }
 
-/// Sizes the worker's thread pools, and opens the run.
-pub fn open_worker(threads: Option<usize>, run: &str) -> anyhow::Result<RunStore> {
-    let threads = threads.unwrap_or_else(super::available_threads);
+/// Sizes the worker's thread pools, and opens the run; its store and the local cache.
+fn open_worker(args: &StageArgs) -> anyhow::Result<(RunStore, PathBuf)> {
+    let threads = args.threads.unwrap_or_else(super::available_threads);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .context("starting the worker threads")?;
     tch::set_num_threads(threads as i32);
-    Ok(RunStore::open(run)?)
+    let store = RunStore::open(&args.run)?;
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| default_cache(store.url()));
+    Ok((store, cache))
 }
 
 fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
-    let store = open_worker(args.threads, &args.run)?;
-    let cache = match args.cache {
-        Some(dir) => dir,
-        None => default_cache(store.url()),
-    };
+    let (store, cache) = open_worker(&args.stage)?;
     let name = format!("generation {} shard {}", args.generation, args.shard);
     // A pipeline's generation is planned from its settings by the first worker that needs
     // it; a generation planned by hand (`worker manifest`) is played as it is, and one
@@ -215,7 +205,7 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
         && !store.exists(&Manifest::key(args.generation))?
         && store.exists(ninjazero_pipeline::layout::CONFIG_KEY)?;
     if plannable {
-        let ctx = RunContext::open(&store, args.device, &cache)?;
+        let ctx = RunContext::open(&store, args.stage.device, &cache)?;
         if let Some(expected) = args.variant.filter(|&v| v != ctx.variant) {
             anyhow::bail!(
                 "{}: the run is of {}, not {}",
@@ -232,7 +222,7 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
         shard: args.shard,
         model: args.model.as_deref(),
         variant: args.variant,
-        device: args.device,
+        device: args.stage.device,
         cache: &cache,
     };
     let outcome = selfplay_shard(&store, &job, &StageBars::default())?;
@@ -293,6 +283,7 @@ fn plan(args: ManifestArgs) -> anyhow::Result<()> {
         concurrency: args.concurrency.unwrap_or(defaults.concurrency),
         search,
         model: args.model,
+        player: None,
     };
     let key = Manifest::key(args.generation);
     if manifest.publish(&store)? {
