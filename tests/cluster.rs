@@ -10,6 +10,7 @@ use ninjazero_pipeline::layout::{model_key, promotion_key, window_key};
 use ninjazero_pipeline::stages::{Promotion, TrainingWindow};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
 use ninjazero_pipeline::{RunConfig, RunStore};
+use ninjazero_search::EngineSpec;
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::collections::HashSet;
 use std::path::Path;
@@ -284,19 +285,21 @@ fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
 fn a_first_player_plays_generation_zeros_games() {
     let tmp = temp_dir();
     let dir = tmp.path().join("run");
-    let player = "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,I=1,L=1";
+    let given = "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,I=1,L=1";
     let base = ["pipeline", "--run", text(&dir), "--generations", "1"];
-    let (ok, out) = run(&[&base[..], &SMOKE, &["--first-player", player]].concat());
+    let (ok, out) = run(&[&base[..], &SMOKE, &["--first-player", given]].concat());
+    // Stored as the spec writes itself (Pawn = 1 is the unit, left out).
+    let player = &given.parse::<EngineSpec>().unwrap().to_string();
     assert!(ok, "{out}");
     let store = RunStore::open(text(&dir)).unwrap();
     let manifest = Manifest::load(&store, 0).unwrap();
-    assert_eq!(manifest.player.as_deref(), Some(player));
+    assert_eq!(manifest.player.as_ref(), Some(player));
     let file = tmp.path().join("part.arrow");
     std::fs::write(&file, store.get(&part_key(0, 1, 0)).unwrap()).unwrap();
     let games = read_file(&file, None).unwrap();
     assert_eq!(games.len(), 4);
     assert!(
-        games.iter().all(|g| g.model_id == player),
+        games.iter().all(|g| &g.model_id == player),
         "{:?}",
         games[0].model_id
     );
