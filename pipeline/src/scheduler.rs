@@ -94,9 +94,8 @@ impl Stage {
                 };
                 let mut missing = Vec::new();
                 for job in 0..set.jobs(&ctx.config) {
-                    let (slot, shard) =
-                        (job / ctx.config.arena_shards, job % ctx.config.arena_shards);
-                    let Some(arena) = matches.get(slot as usize) else {
+                    let (slot, shard) = MatchSet::place(&ctx.config, job);
+                    let Some(arena) = matches.get(slot) else {
                         continue;
                     };
                     let key = arena_shard_key(&arena.name(), shard);

@@ -459,6 +459,12 @@ impl MatchSet {
         self.slots() * config.arena_shards
     }
 
+    /// Where job `job` plays: its arena's slot and its shard.
+    pub fn place(config: &RunConfig, job: u32) -> (usize, u32) {
+        let shards = config.arena_shards.max(1);
+        ((job / shards) as usize, job % shards)
+    }
+
     /// The arenas, once the generations they need are decided. A slot whose arena repeats
     /// another (against generation 0 when the best is generation 0) is left out.
     pub fn matches(self, ctx: &RunContext) -> Result<Vec<Match>, PipelineError> {
@@ -539,8 +545,7 @@ pub fn arena_worker(
             set.jobs(&ctx.config) - 1
         )));
     }
-    let shards = ctx.config.arena_shards;
-    let (slot, shard) = ((job / shards) as usize, job % shards);
+    let (slot, shard) = MatchSet::place(&ctx.config, job);
     let pairs = shard_pairs(&ctx.config, shard);
     let matches = set.matches(ctx)?;
     let Some(arena) = matches.get(slot).filter(|_| !pairs.is_empty()) else {
