@@ -11,7 +11,9 @@
 # Then: a second driver run must submit nothing, and tests/cluster.rs checks the stored run
 # (exactly K shards and K·M distinct game ids per generation, no duplicate rows, each
 # window.json lists exactly those objects, promotion decisions in order) and that it equals
-# a --scheduler local run of the same seed object for object.
+# a --scheduler local run of the same seed object for object. Before the pipelines, the
+# handicap matches of a piece-value study run as Slurm arrays (`worker match values`, one
+# wave per round) and must give the values of one process.
 #
 # It stops every service it started, whatever happens. Where Slurm cannot be installed (not
 # root, no apt-get) it prints one SKIPPED line, except under CI=true, where that fails.
@@ -79,6 +81,7 @@ job_of() {
     '$2 ~ name"$" && $3 ~ "^(" state ")$" {print $1; exit}'
 }
 queued() { [ -n "$(job_of "$1" "$2")" ]; }
+queue_empty() { [ -z "$(squeue --noheader)" ]; }
 held_back() { squeue --noheader --job "$1" --format=%r | grep -q BeginTime; }
 
 # The faults every run gets, while its driver runs.
@@ -120,7 +123,7 @@ cluster_run() {
   inject_faults "$url" "$name"
   wait "$driver"
   say "$name: the driver finished after $((SECONDS - t0)) s: $(grep -c 'submitted .* as Slurm job' "$work/$name-driver.log") stages submitted"
-  wait_for 60 test -z "$(squeue --noheader)"
+  wait_for 60 queue_empty
   "$bin" pipeline --run "$url" "${SMOKE[@]}" --scheduler slurm > "$work/$name-rerun.log" 2>&1
   if ! grep -q "nothing to submit" "$work/$name-rerun.log" || [ -n "$(squeue --noheader)" ]; then
     say "FAILED: a second driver run on $url submitted jobs:"
@@ -137,7 +140,37 @@ cluster_run() {
   say "$name: K shards, K·M distinct ids, windows, decisions in order, equal to the local run"
 }
 
+# Piece values from handicap matches shared by a Slurm array (`worker match values`): one
+# wave of 4 jobs per self-consistent round, each after the last, then `values` merges the
+# parts. Its values must equal one process's.
+shared_matches() {
+  local t0=$SECONDS
+  local matches="--variant chess --player alphabeta:depth=1 --rounds 2 --games 30 --max-plies 300 --bootstrap 20 --threads 1 --device cpu"
+  # shellcheck disable=SC2086 # $matches is a list of words
+  "$bin" values $matches --out "$work/values-local" > "$work/values-local.log" 2>&1
+  local job="'$bin' worker match values --shard \$SLURM_ARRAY_TASK_ID --shards 4 $matches --out '$work/values-shared'"
+  local wave1 wave2
+  wave1=$(sbatch --parsable --job-name=values-round-1 --output="$work/logs/values-%A_%a.out" --array=0-3 --wrap "$job")
+  wave2=$(sbatch --parsable --job-name=values-round-2 --output="$work/logs/values-%A_%a.out" --array=0-3 \
+    --dependency="afterok:$wave1" --kill-on-invalid-dep=yes --wrap "$job")
+  sbatch --parsable --job-name=values-merge --output="$work/values-shared.log" \
+    --dependency="afterok:$wave2" --kill-on-invalid-dep=yes \
+    --wrap "'$bin' values $matches --out '$work/values-shared'" > /dev/null
+  wait_for 300 queue_empty
+  local rows
+  rows() { grep '| handicap matches |' "$1"; }
+  if ! [ -s "$work/values-shared/match-values.txt" ] \
+    || ! cmp -s "$work/values-local/match-values.txt" "$work/values-shared/match-values.txt" \
+    || [ "$(rows "$work/values-local/values.md")" != "$(rows "$work/values-shared/values.md")" ]; then
+    say "FAILED: the values of the shared matches differ from one process's:"
+    tail -n 20 "$work/values-shared.log" "$work/values-local/values.md"
+    exit 1
+  fi
+  say "matches: 2 rounds x 4 array jobs, merged: the values of one process ($(cat "$work/values-shared/match-values.txt")) in $((SECONDS - t0)) s"
+}
+
 mkdir -p "$work/logs" "$work/s3"
+shared_matches
 cluster_run "file://$work/file-run" file
 
 bucket=ninjazero-cluster

@@ -11,14 +11,18 @@ use std::time::SystemTime;
 const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
 fn ladder(dir: &Path, player: &str) -> (bool, String) {
-    NINJAZERO.run(&[
-        "ladder",
+    NINJAZERO.run(&[&["ladder"], &ladder_args(dir, player, "2")[..]].concat())
+}
+
+/// A tiny ladder's arguments, with `games` games per pairing.
+fn ladder_args<'a>(dir: &'a Path, player: &'a str, games: &'a str) -> Vec<&'a str> {
+    vec![
         "--variant",
         "insane-ninja",
         "--player",
         player,
         "--games",
-        "2",
+        games,
         "--ms",
         "5",
         "--max-plies",
@@ -27,7 +31,27 @@ fn ladder(dir: &Path, player: &str) -> (bool, String) {
         "2",
         "--dir",
         text(dir),
-    ])
+    ]
+}
+
+/// The games of a pairing's files (the whole one, or the parts in pair order).
+fn pairing_games(dir: &Path, stem: &str) -> Vec<serde_json::Value> {
+    let mut files: Vec<(u64, Vec<serde_json::Value>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with(&format!("{stem}.")) && name.ends_with(".json")
+        })
+        .map(|path| {
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let first = json["first_pair"].as_u64().unwrap();
+            (first, json["games"].as_array().unwrap().clone())
+        })
+        .collect();
+    files.sort_by_key(|(first, _)| *first);
+    files.into_iter().flat_map(|(_, games)| games).collect()
 }
 
 /// Each stored pairing file with its modification time.
@@ -93,6 +117,68 @@ fn a_ladder_rates_the_player_and_a_rerun_reuses_its_games() {
     assert!(ok, "{other}");
     assert!(other.contains("12 games played now, 10 reused"), "{other}");
     assert!(other.contains("* uniform:sims=8"), "{other}");
+}
+
+#[test]
+fn shard_jobs_store_the_ladders_games_and_the_ladder_merges_them() {
+    let tmp = temp_dir();
+    let (shared, alone) = (tmp.path().join("shared"), tmp.path().join("alone"));
+    let player = "alphabeta:depth=1";
+    // 3 openings per pairing, one per job.
+    for shard in ["0", "1", "2"] {
+        let job = [
+            &[
+                "worker", "match", "ladder", "--shard", shard, "--shards", "3",
+            ],
+            &ladder_args(&shared, player, "6")[..],
+        ]
+        .concat();
+        let (ok, said) = NINJAZERO.run(&job);
+        assert!(ok, "{said}");
+        assert!(
+            said.contains(&format!(
+                "ladder shard {shard} of 3: 16 games played now, 0 were stored"
+            )),
+            "{said}"
+        );
+        // Run again (a duplicated array task): nothing is played.
+        if shard == "1" {
+            let (ok, again) = NINJAZERO.run(&job);
+            assert!(ok, "{again}");
+            assert!(
+                again.contains("0 games played now, 16 were stored"),
+                "{again}"
+            );
+        }
+    }
+    let merge = [&["ladder"], &ladder_args(&shared, player, "6")[..]].concat();
+    let (ok, merged) = NINJAZERO.run(&merge);
+    assert!(ok, "{merged}");
+    assert!(merged.contains("0 games played now, 48 reused"), "{merged}");
+    assert!(merged.contains("* alphabeta:depth=1"), "{merged}");
+
+    // One job alone plays the same games where the players are not limited by time.
+    let (ok, single) =
+        NINJAZERO.run(&[&["ladder"], &ladder_args(&alone, player, "6")[..]].concat());
+    assert!(ok, "{single}");
+    assert!(single.contains("48 games played now, 0 reused"), "{single}");
+    for stem in [
+        "alphabeta_depth=1--vs--random",
+        "alphabeta_depth=2--vs--alphabeta_depth=3",
+    ] {
+        let games = pairing_games(&shared, stem);
+        assert_eq!(games.len(), 6, "{stem}");
+        assert_eq!(games, pairing_games(&alone, stem), "{stem}");
+    }
+
+    // A job that was killed before storing: the ladder plays only its games.
+    std::fs::remove_file(shared.join("alphabeta_depth=1--vs--random.part-2-3.json")).unwrap();
+    let (ok, resumed) = NINJAZERO.run(&merge);
+    assert!(ok, "{resumed}");
+    assert!(
+        resumed.contains("2 games played now, 46 reused"),
+        "{resumed}"
+    );
 }
 
 #[test]

@@ -83,6 +83,52 @@ fn values_writes_its_report_and_reuses_played_games() {
             .join("\n")
     };
     assert_eq!(table(&again), table(&report));
+
+    // The same matches shared by two jobs (`worker match values`, no dataset needed): one
+    // wave of jobs per round, then `values` merges their parts into the same values.
+    let shared = dir.join("shared");
+    let mut matches_only: Vec<&str> = values[1..]
+        .iter()
+        .copied()
+        .filter(|&a| a != "--data" && a != path(&data))
+        .collect();
+    let out_at = matches_only.iter().position(|&a| a == path(&out)).unwrap();
+    matches_only[out_at] = path(&shared);
+    for (wave, expected) in ["round 1: ", "round 2: ", "every round is complete"]
+        .iter()
+        .enumerate()
+    {
+        for shard in ["0", "1"] {
+            let job = [
+                &[
+                    "worker", "match", "values", "--shard", shard, "--shards", "2",
+                ],
+                &matches_only[..],
+            ]
+            .concat();
+            let (ok, said) = NINJAZERO.run(&job);
+            assert!(ok, "wave {wave}: {said}");
+            assert!(said.contains(expected), "wave {wave}: {said}");
+        }
+    }
+    let parts = std::fs::read_dir(shared.join("matches/round-2"))
+        .unwrap()
+        .count();
+    assert_eq!(parts, 14, "2 parts of each of the 7 handicaps");
+    let (ok, merged) = NINJAZERO.run(&[&["values"], &matches_only[..]].concat());
+    assert!(ok, "{merged}");
+    assert!(merged.contains("Data: none (matches only)"), "{merged}");
+    let match_rows = |r: &str| {
+        r.lines()
+            .filter(|l| l.contains("| handicap matches |"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(match_rows(&merged), match_rows(&report));
+    assert_eq!(
+        std::fs::read_to_string(shared.join("match-values.txt")).unwrap(),
+        option
+    );
 }
 
 #[test]
@@ -108,6 +154,34 @@ fn values_rejects_bad_input_with_clear_messages() {
     ]);
     assert!(!ok);
     assert!(text.contains("--rounds"), "{text}");
+    // A share of matches that are not asked for, and a shard past the last.
+    for (args, expected) in [
+        (["--games", "0", "--shard", "0"], "nothing to measure"),
+        (
+            ["--games", "8", "--shard", "2"],
+            "shard 2 of 2: the shard must be below",
+        ),
+    ] {
+        let (ok, text) = NINJAZERO.run(
+            &[
+                &[
+                    "worker",
+                    "match",
+                    "values",
+                    "--variant",
+                    "chess",
+                    "--shards",
+                    "2",
+                ],
+                &args[..],
+                &["--out", path(&out)],
+            ]
+            .concat(),
+        );
+        assert!(!ok, "{text}");
+        assert!(text.contains(expected), "{text}");
+        assert!(!out.exists(), "{text}");
+    }
 }
 
 #[test]

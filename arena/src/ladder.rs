@@ -14,9 +14,14 @@
 //!   the anchors' games among themselves, and a killed ladder run again reuses every game
 //!   already played: a pairing plays only the games it still lacks, with the openings of
 //!   one long arena (pair `k` always gets opening `k`).
+//! - Shards: many jobs (a Slurm array) can play one ladder, each [`Shard`] its slice of
+//!   every pairing's pairs, stored as parts beside the pairing's file
+//!   ([`crate::series`]); the ladder run without a shard merges them, plays only what no
+//!   job stored, and fits the ratings.
 
 use crate::arena::{run_arena, ArenaConfig, ArenaGame};
 use crate::rating::{fit_ratings, PairingScore, Rating, RatingError};
+use crate::series::{slice_files, slice_path, Series, Shard};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
 use ninjazero_search::{EngineSpec, SpecError};
@@ -54,6 +59,9 @@ pub struct LadderJob {
     /// Games played at once, one per thread.
     pub threads: usize,
     pub device: tch::Device,
+    /// Play only this shard's pairs of every pairing (one job of many); `None`: all of
+    /// them, merging what the shards stored, and fit the ratings.
+    pub shard: Option<Shard>,
 }
 
 /// The games of one pairing, as stored.
@@ -64,6 +72,9 @@ pub struct PairingGames {
     pub a: String,
     pub b: String,
     pub settings: LadderSettings,
+    /// The pair the games start at: 0 in the whole file, the shard's first in a part.
+    #[serde(default)]
+    pub first_pair: usize,
     pub games: Vec<ArenaGame>,
 }
 
@@ -79,8 +90,8 @@ pub struct LadderRow {
     pub is_player: bool,
 }
 
-/// The ladder's outcome: every player's rating, strongest first, and how many games were
-/// played now and reused from the directory.
+/// The ladder's outcome: every player's rating, strongest first (none for a shard's job),
+/// and how many games were played now and reused from the directory.
 #[derive(Clone, Debug)]
 pub struct LadderReport {
     pub rows: Vec<LadderRow>,
@@ -161,9 +172,11 @@ fn pairings(players: &[String], anchors: usize, player: usize) -> Vec<(usize, us
     unique
 }
 
-/// The file of the pairing of spec texts `a` and `b`: `A--vs--B.json`, with every
-/// character but letters, digits and `.=-` written as `_`.
-pub fn pairing_path(dir: &Path, a: &str, b: &str) -> PathBuf {
+/// The name of the pairing of spec texts `a` and `b`: `A--vs--B`, with every character
+/// but letters, digits and `.=-` written as `_`. Its games are stored as the series of
+/// pairs [`crate::series`] keeps under this stem: `A--vs--B.json`, and the parts of
+/// shards `A--vs--B.part-F-L.json`.
+pub fn pairing_stem(a: &str, b: &str) -> String {
     let slug = |text: &str| -> String {
         text.chars()
             .map(|c| {
@@ -175,21 +188,17 @@ pub fn pairing_path(dir: &Path, a: &str, b: &str) -> PathBuf {
             })
             .collect()
     };
-    dir.join(format!("{}--vs--{}.json", slug(a), slug(b)))
+    format!("{}--vs--{}", slug(a), slug(b))
 }
 
-/// The stored games of a pairing (none if it has no file yet); a file of other specs,
-/// another variant or other settings is an error.
-fn load(path: &Path, expected: &PairingGames) -> Result<Vec<ArenaGame>, LadderError> {
+/// The stored games of one file of a pairing, as pairs from its first pair on; a file of
+/// other specs, another variant or other settings is an error.
+fn load(path: &Path, expected: &PairingGames) -> Result<PairingGames, LadderError> {
     let file_error = |message: String| LadderError::File {
         path: path.to_path_buf(),
         message,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(file_error(e.to_string())),
-    };
+    let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
     let stored: PairingGames =
         serde_json::from_str(&text).map_err(|e| file_error(format!("cannot read it: {e}")))?;
     if (&stored.variant, &stored.a, &stored.b) != (&expected.variant, &expected.a, &expected.b) {
@@ -204,7 +213,7 @@ fn load(path: &Path, expected: &PairingGames) -> Result<Vec<ArenaGame>, LadderEr
             stored.settings, expected.settings
         )));
     }
-    Ok(stored.games)
+    Ok(stored)
 }
 
 fn save(path: &Path, pairing: &PairingGames) -> Result<(), LadderError> {
@@ -220,29 +229,63 @@ fn save(path: &Path, pairing: &PairingGames) -> Result<(), LadderError> {
     })
 }
 
-/// Plays the games pairing `a` vs `b` still lacks, storing them after every batch of
-/// `threads` pairs; returns all its games and how many were played now.
-/// `progress(games)` is called after every pair with the pairing's games so far.
+/// Games `a` and `b` as the pair of one opening.
+type Pair = [ArenaGame; 2];
+
+/// Every stored pair of the pairing, from the whole file and the parts of shards (an odd
+/// game left by an older version is dropped: pairs stay whole).
+fn stored_pairs(
+    job: &LadderJob,
+    pairing: &PairingGames,
+    pairs: usize,
+) -> Result<Series<Pair>, LadderError> {
+    let stem = pairing_stem(&pairing.a, &pairing.b);
+    let files = slice_files(&job.dir, &stem).map_err(|e| LadderError::File {
+        path: job.dir.clone(),
+        message: e.to_string(),
+    })?;
+    let mut series = Series::new(pairs);
+    for path in files {
+        let stored = load(&path, pairing)?;
+        let whole_pairs = stored
+            .games
+            .chunks_exact(2)
+            .map(|pair| [pair[0].clone(), pair[1].clone()])
+            .collect();
+        series.insert(stored.first_pair, whole_pairs);
+    }
+    Ok(series)
+}
+
+/// Plays the pairs of pairing `a` vs `b` that its stored files lack among those this job
+/// plays (all, or its shard's), storing them after every batch of `threads` pairs in the
+/// whole file (or the shard's part); returns how many games were stored before and how
+/// many were played now, and the pairing's games when every pair is known.
+/// `progress(games)` is called after every pair with this job's games so far.
 fn complete_pairing(
     job: &LadderJob,
     a: &EngineSpec,
     b: &EngineSpec,
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<ArenaGame>, usize), LadderError> {
-    let (a_text, b_text) = (a.to_string(), b.to_string());
-    let path = pairing_path(&job.dir, &a_text, &b_text);
+) -> Result<PairingOutcome, LadderError> {
     let mut pairing = PairingGames {
         variant: job.variant.id().to_string(),
-        a: a_text,
-        b: b_text,
+        a: a.to_string(),
+        b: b.to_string(),
         settings: job.settings.clone(),
+        first_pair: 0,
         games: Vec::new(),
     };
-    pairing.games = load(&path, &pairing)?;
-    // An odd game left by an older version is dropped: pairs stay whole.
-    pairing.games.truncate(pairing.games.len() / 2 * 2);
-    let stored = pairing.games.len();
     let pairs = job.games.div_ceil(2);
+    let range = job.shard.map_or(0..pairs, |shard| shard.range(pairs));
+    let mut series = stored_pairs(job, &pairing, pairs)?;
+    let stored = 2 * series.known(range.clone());
+    let path = slice_path(
+        &job.dir,
+        &pairing_stem(&pairing.a, &pairing.b),
+        job.shard.is_some().then_some(&range),
+    );
+    pairing.first_pair = range.start;
     let seed = job.settings.seed;
     let make_a = a.factory(job.variant, job.device, seed);
     let make_b = b.factory(
@@ -250,30 +293,56 @@ fn complete_pairing(
         job.device,
         derive_seed(seed, SeedStream::SecondPlayer, 1),
     );
-    while pairing.games.len() / 2 < pairs {
-        let done = pairing.games.len() / 2;
-        let config = ArenaConfig {
-            pairs: (pairs - done).min(job.threads.max(1)),
-            first_pair: done,
-            opening_plies: job.settings.opening_plies,
-            max_plies: job.settings.max_plies,
-            seed,
-            sprt: None,
-        };
-        let result = run_arena(
-            &make_a,
-            &make_b,
-            job.variant,
-            &config,
-            job.threads,
-            &|finished, _, _| progress(2 * done + finished),
-        )
-        .map_err(LadderError::Arena)?;
-        pairing.games.extend(result.game_results);
-        save(&path, &pairing)?;
-    }
-    let played = pairing.games.len() - stored;
-    Ok((pairing.games, played))
+    let played = series.complete(
+        range.clone(),
+        job.threads.max(1),
+        &mut |chunk| {
+            let config = ArenaConfig {
+                pairs: chunk.len(),
+                first_pair: chunk.start,
+                opening_plies: job.settings.opening_plies,
+                max_plies: job.settings.max_plies,
+                seed,
+                sprt: None,
+            };
+            let before = 2 * (chunk.start - range.start);
+            let result = run_arena(
+                &make_a,
+                &make_b,
+                job.variant,
+                &config,
+                job.threads,
+                &|finished, _, _| progress(before + finished),
+            )
+            .map_err(LadderError::Arena)?;
+            Ok(result
+                .game_results
+                .chunks_exact(2)
+                .map(|pair| [pair[0].clone(), pair[1].clone()])
+                .collect())
+        },
+        &mut |prefix| {
+            pairing.games = prefix.into_iter().flatten().collect();
+            save(&path, &pairing)
+        },
+    )?;
+    Ok(PairingOutcome {
+        stored,
+        played: 2 * played,
+        games: series
+            .games(0..pairs)
+            .map(|pairs| pairs.into_iter().flatten().collect()),
+    })
+}
+
+/// What a job did with one pairing.
+struct PairingOutcome {
+    /// Games of the job's pairs that were stored before.
+    stored: usize,
+    /// Games played now.
+    played: usize,
+    /// Every game of the pairing, once all are known.
+    games: Option<Vec<ArenaGame>>,
 }
 
 /// Builds every player once before any game is played, so that a bad spec, a checkpoint
@@ -286,8 +355,10 @@ fn check_players(job: &LadderJob, players: &[EngineSpec]) -> Result<(), LadderEr
 }
 
 /// Runs the ladder: checks the players, plays (or reuses) every pairing's games, and fits
-/// the ratings. `progress(done, total, pairing)` is called as games finish, counting the
-/// reused ones as done.
+/// the ratings. With [`LadderJob::shard`] it plays only that shard's pairs of every
+/// pairing, stores them in the shard's parts, and fits nothing (no rows): a ladder run
+/// without a shard then merges the parts. `progress(done, total, pairing)` is called as
+/// games finish, counting the reused ones as done.
 pub fn run_ladder(
     job: &LadderJob,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
@@ -308,23 +379,37 @@ pub fn run_ladder(
     })?;
     let texts: Vec<String> = players.iter().map(EngineSpec::to_string).collect();
     let pairs = pairings(&texts, anchor_count, player);
-    let per_pairing = 2 * job.games.div_ceil(2);
+    let pairs_per_pairing = job.games.div_ceil(2);
+    let per_pairing = 2 * job
+        .shard
+        .map_or(pairs_per_pairing, |s| s.range(pairs_per_pairing).len());
     let total = per_pairing * pairs.len();
     let (mut scores, mut played, mut reused) = (Vec::new(), 0, 0);
-    for &(a, b) in &pairs {
+    for (index, &(a, b)) in pairs.iter().enumerate() {
         let label = format!("{} vs {}", texts[a], texts[b]);
-        let base = scores.len() * per_pairing;
-        let (games, now) = complete_pairing(job, &players[a], &players[b], &|n| {
+        let base = index * per_pairing;
+        let outcome = complete_pairing(job, &players[a], &players[b], &|n| {
             progress(base + n.min(per_pairing), total, &label)
         })?;
-        played += now;
-        reused += games.len() - now;
+        played += outcome.played;
+        reused += outcome.stored;
         progress(base + per_pairing, total, &label);
-        scores.push(score_of(a, b, &games));
+        if job.shard.is_none() {
+            let games = outcome.games.ok_or_else(|| {
+                LadderError::Arena(format!("{label}: games are missing after playing"))
+            })?;
+            scores.push(score_of(a, b, &games));
+        }
     }
-    let ratings = fit_ratings(players.len(), &scores, VIRTUAL_DRAWS)?;
+    let rows = match job.shard {
+        Some(_) => Vec::new(),
+        None => {
+            let ratings = fit_ratings(players.len(), &scores, VIRTUAL_DRAWS)?;
+            rows(&texts, player, &scores, &ratings)
+        }
+    };
     Ok(LadderReport {
-        rows: rows(&texts, player, &scores, &ratings),
+        rows,
         played,
         reused,
     })
@@ -425,16 +510,13 @@ mod tests {
 
     #[test]
     fn pairing_files_are_named_by_both_specs() {
-        let path = pairing_path(
-            Path::new("ladders/chess"),
+        let stem = pairing_stem(
             "alphabeta:depth=1",
             "uci:/usr/games/fairy-stockfish:depth=1:Skill Level=0",
         );
         assert_eq!(
-            path,
-            Path::new(
-                "ladders/chess/alphabeta_depth=1--vs--uci__usr_games_fairy-stockfish_depth=1_Skill_Level=0.json"
-            )
+            stem,
+            "alphabeta_depth=1--vs--uci__usr_games_fairy-stockfish_depth=1_Skill_Level=0"
         );
     }
 

@@ -6,6 +6,7 @@ pub mod arena;
 pub mod ladder;
 pub mod player_games;
 pub mod rating;
+pub mod series;
 
 pub use arena::{
     play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
@@ -14,3 +15,4 @@ pub use ladder::{run_ladder, LadderError, LadderJob, LadderReport, LadderSetting
 pub use ninjazero_search::EngineFactory;
 pub use player_games::{play_player_dataset, PlayerGamesOptions};
 pub use rating::{fit_ratings, PairingScore, Rating, RatingError};
+pub use series::{Series, Shard};

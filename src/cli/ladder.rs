@@ -5,7 +5,7 @@ use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, progress_bar};
 use anyhow::Context;
 use clap::Args;
-use ninjazero_arena::{run_ladder, LadderJob, LadderSettings};
+use ninjazero_arena::{run_ladder, LadderJob, LadderReport, LadderSettings, Shard};
 use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -32,7 +32,8 @@ pub struct LadderArgs {
     #[arg(long, value_parser = whole::<usize>(1, 100_000), default_value_t = 20)]
     games: usize,
     /// Where the games are stored, one file per pairing (default: ladders/VARIANT); a rerun
-    /// reuses them, as do later ladders of other players.
+    /// reuses them, as do later ladders of other players, and it merges the parts that
+    /// `worker match ladder` jobs stored there.
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Random legal plies from the start position that make an opening. [range: 0 to 200]
@@ -54,7 +55,8 @@ pub struct LadderArgs {
     device: Device,
 }
 
-pub fn run(args: LadderArgs) -> anyhow::Result<()> {
+/// The ladder job the arguments ask for (`shard`: one job's share of it).
+pub fn job(args: LadderArgs, shard: Option<Shard>) -> anyhow::Result<LadderJob> {
     // The spec's own error names the player: `player 'x': ...`.
     let player: EngineSpec = args.player.parse()?;
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
@@ -62,7 +64,7 @@ pub fn run(args: LadderArgs) -> anyhow::Result<()> {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
         tch::set_num_threads(1);
     }
-    let job = LadderJob {
+    Ok(LadderJob {
         variant: args.variant,
         player,
         ms: args.ms,
@@ -77,15 +79,26 @@ pub fn run(args: LadderArgs) -> anyhow::Result<()> {
         },
         threads,
         device: args.device,
-    };
+        shard,
+    })
+}
+
+/// Plays (or reuses) the ladder's games with a progress bar.
+pub fn play(job: &LadderJob) -> anyhow::Result<LadderReport> {
     let bar = progress_bar(0, "{bar:30} {pos}/{len} games, {elapsed} elapsed | {msg}");
-    let report = run_ladder(&job, &|done, total, pairing| {
+    let report = run_ladder(job, &|done, total, pairing| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
         bar.set_message(pairing.to_string());
     })
     .with_context(|| format!("ladder of {}", job.player))?;
     bar.finish_and_clear();
+    Ok(report)
+}
+
+pub fn run(args: LadderArgs) -> anyhow::Result<()> {
+    let job = job(args, None)?;
+    let report = play(&job)?;
     print!("{}", report.table());
     println!(
         "{} games played now, {} reused from {} (random fixed at 0; 95 % intervals)",

@@ -10,7 +10,7 @@ use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
 use ninjazero_values::rounds::{default_player, tunable};
-use ninjazero_values::{Study, MIN_REPLICATES};
+use ninjazero_values::Study;
 use std::path::PathBuf;
 use tch::Device;
 
@@ -19,9 +19,10 @@ pub struct ValuesArgs {
     /// Variant id (see `ninjazero perft --help`).
     #[arg(long, value_parser = parse_variant)]
     variant: Variant,
-    /// Self-play dataset for the outcome regression (and the probe's positions).
+    /// Self-play dataset for the outcome regression (and the probe's positions). Without
+    /// one the study is the handicap matches alone.
     #[arg(long)]
-    data: PathBuf,
+    data: Option<PathBuf>,
     /// Checkpoint: the handicap matches search with it, and the value-network probe runs.
     /// Without one the matches use the model-free search and there is no probe.
     #[arg(long)]
@@ -60,7 +61,8 @@ pub struct ValuesArgs {
     /// Positions sampled from the data for the probe. [range: 1 to 10000000]
     #[arg(long, value_parser = whole::<usize>(1, 10_000_000), default_value_t = 4000)]
     positions: usize,
-    /// Bootstrap replicates behind each interval. [range: 20 to 100000]
+    /// Bootstrap replicates behind each interval (at least 20, so that a 95 % interval has
+    /// a sample on each side). [range: 20 to 100000]
     #[arg(long, value_parser = whole::<usize>(20, 100_000), default_value_t = 500)]
     bootstrap: usize,
     #[arg(long, default_value_t = 0)]
@@ -70,10 +72,9 @@ pub struct ValuesArgs {
     device: Device,
 }
 
-pub fn run(args: ValuesArgs) -> anyhow::Result<()> {
-    if args.bootstrap < MIN_REPLICATES {
-        bail!("--bootstrap must be at least {MIN_REPLICATES} for a 95 % interval");
-    }
+/// The study the arguments ask for, and its output directory; refused when it cannot give
+/// a result (see [`Study::check`]).
+pub fn study(args: ValuesArgs) -> anyhow::Result<(Study, PathBuf)> {
     let player = args
         .player
         .clone()
@@ -104,6 +105,12 @@ pub fn run(args: ValuesArgs) -> anyhow::Result<()> {
         seed: args.seed,
         device: args.device,
     };
+    study.check()?;
+    Ok((study, out))
+}
+
+pub fn run(args: ValuesArgs) -> anyhow::Result<()> {
+    let (study, out) = study(args)?;
     let report = ninjazero_values::study::run(&study, &out, &StageBars::default())?;
     println!("{}", report.markdown);
     println!(

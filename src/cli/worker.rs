@@ -19,7 +19,11 @@ use ninjazero_rules::Variant;
 use std::path::PathBuf;
 use tch::Device;
 
+use super::ladder::LadderArgs;
 use super::pipeline::PresetArg;
+use super::values::ValuesArgs;
+use ninjazero_arena::Shard;
+use ninjazero_values::rounds::play_match_shard;
 
 #[derive(Subcommand, Debug)]
 pub enum WorkerCommand {
@@ -41,6 +45,55 @@ pub enum WorkerCommand {
     Baselines(BaselineJobArgs),
     /// Write the run's report (summary.md, elo.png) from the stored results.
     Report(StageArgs),
+    /// Play one job's share of a ladder's or a piece-value study's games (e.g. one task of
+    /// a Slurm array on a shared filesystem); the `ladder` or `values` command with the same
+    /// arguments then merges the shares, plays what none stored, and reports.
+    #[command(subcommand)]
+    Match(MatchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MatchCommand {
+    /// Shard K of N of a ladder: its slice of every pairing's openings, stored beside the
+    /// pairing's file in --dir as PAIRING.part-F-L.json.
+    Ladder(LadderShardArgs),
+    /// Shard K of N of the handicap matches of `values`: its slice of every handicap's
+    /// games of the first round that is not complete (self-consistent rounds: one wave of
+    /// jobs per round, each after the last), stored under --out/matches/ as parts.
+    Values(ValuesShardArgs),
+}
+
+/// Which share of the games a match job plays.
+#[derive(Args, Debug)]
+pub struct ShardOf {
+    /// This job's shard K, from 0 (e.g. $SLURM_ARRAY_TASK_ID). [range: 0 to 99999]
+    #[arg(long, value_parser = whole::<usize>(0, 99_999))]
+    shard: usize,
+    /// The number of shards N sharing the games. [range: 1 to 100000]
+    #[arg(long, value_parser = whole::<usize>(1, 100_000))]
+    shards: usize,
+}
+
+impl ShardOf {
+    fn shard(&self) -> anyhow::Result<Shard> {
+        Shard::new(self.shard, self.shards).map_err(|e| anyhow::anyhow!("--shard: {e}"))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct LadderShardArgs {
+    #[command(flatten)]
+    of: ShardOf,
+    #[command(flatten)]
+    ladder: LadderArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ValuesShardArgs {
+    #[command(flatten)]
+    of: ShardOf,
+    #[command(flatten)]
+    values: ValuesArgs,
 }
 
 /// What every stage worker takes.
@@ -160,6 +213,7 @@ pub struct StatusArgs {
 
 pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
     let (stage, args, job) = match command {
+        WorkerCommand::Match(command) => return play_match_share(command),
         WorkerCommand::Selfplay(args) => return run_shard(args),
         WorkerCommand::Manifest(args) => return plan(args),
         WorkerCommand::Train(a) => (Stage::Train(a.generation), a.stage, 0),
@@ -176,6 +230,43 @@ pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
     let ctx = RunContext::open(&store, args.device, &cache)?;
     stage.run(&ctx, job, &StageBars::default())?;
     println!("{} (job {job}): done", stage.label());
+    Ok(())
+}
+
+fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
+    match command {
+        MatchCommand::Ladder(args) => {
+            let shard = args.of.shard()?;
+            let job = super::ladder::job(args.ladder, Some(shard))?;
+            let report = super::ladder::play(&job)?;
+            println!(
+                "ladder {shard}: {} games played now, {} were stored in {}",
+                report.played,
+                report.reused,
+                job.dir.display()
+            );
+        }
+        MatchCommand::Values(args) => {
+            let shard = args.of.shard()?;
+            let (study, out) = super::values::study(args.values)?;
+            match play_match_shard(&study, &out, shard, &StageBars::default())? {
+                Some(done) if done.played == 0 => println!(
+                    "matches {shard}: round {}: this shard's games were stored already; the round waits for other shards",
+                    done.round
+                ),
+                Some(done) => println!(
+                    "matches {shard}: round {}: {} games played now into {}",
+                    done.round,
+                    done.played,
+                    out.join("matches").display()
+                ),
+                None => println!(
+                    "matches {shard}: every round is complete in {}; nothing to play",
+                    out.join("matches").display()
+                ),
+            }
+        }
+    }
     Ok(())
 }
 

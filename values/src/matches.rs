@@ -15,6 +15,7 @@ use ninjazero_rules::{Color, Position, Role, Square, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 
 /// The squares of the `count` pieces of `color` and `role` that a handicap takes off the
 /// start position, in the order they go (fewer if there are not that many).
@@ -76,28 +77,36 @@ pub struct HandicapSettings {
     pub seed: u64,
 }
 
-/// Plays the handicap games of `count` pieces of `kind` with `make_player` on both sides:
-/// game `g` takes them off White when `g` is even, off Black when odd. The same settings give the
-/// same games for any thread count. `progress()` is called after each game.
+/// One handicap: `count` pieces of `kind` taken off one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handicap {
+    pub kind: PieceKind,
+    pub count: usize,
+}
+
+/// Plays games `games` (of [`HandicapSettings::games`]) of `handicap`, with `make_player`
+/// on both sides: game `g` takes the pieces off White when `g` is even, off Black when odd. Game `g` is the same game whichever games are played with it
+/// and for any thread count. `progress()` is called after each game.
 pub fn play_handicap_games(
     make_player: &EngineFactory,
     variant: Variant,
-    kind: PieceKind,
-    count: usize,
+    handicap: Handicap,
     settings: &HandicapSettings,
+    games: Range<usize>,
     threads: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<HandicapScores, String> {
     let starts = [
-        handicap_start(variant, kind, Color::White, count)?,
-        handicap_start(variant, kind, Color::Black, count)?,
+        handicap_start(variant, handicap.kind, Color::White, handicap.count)?,
+        handicap_start(variant, handicap.kind, Color::Black, handicap.count)?,
     ];
-    let mut points = vec![0.0; settings.games];
+    let mut points = vec![0.0; games.len()];
     run_on_workers(
-        settings.games,
+        games.len(),
         threads,
         &|| Ok((make_player()?, make_player()?)),
-        &|(white, black), game| {
+        &|(white, black), job| {
+            let game = games.start + job;
             let handicapped = Color::ALL[game % 2];
             let start = &starts[game % 2];
             let played = play_series_game(
@@ -115,8 +124,8 @@ pub fn play_handicap_games(
                 None => 0.5,
             }
         },
-        &mut |game, score| {
-            points[game] = score;
+        &mut |job, score| {
+            points[job] = score;
             progress();
             false
         },

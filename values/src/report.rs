@@ -50,10 +50,15 @@ pub fn markdown(study: &Study, games: usize, runs: &[MethodRun], estimates: &[Es
     let mut text = format!("# Piece values: {variant}\n\n");
     let _ = writeln!(
         text,
-        "Values in Pawns with 95 % bootstrap intervals ({} replicates). Data: {} ({} games){}.\n",
+        "Values in Pawns with 95 % bootstrap intervals ({} replicates). Data: {}{}.\n",
         study.bootstrap,
-        study.data.display(),
-        games,
+        study
+            .data
+            .as_ref()
+            .map_or("none (matches only)".to_string(), |data| format!(
+                "{} ({games} games)",
+                data.display()
+            )),
         study
             .model
             .as_ref()

@@ -1,13 +1,18 @@
 //! The handicap matches of a study: every handicap's games played (or read back from an
 //! earlier run with the same settings), in one round with the study's player, or in
 //! self-consistent rounds of an alpha-beta player that is told nothing about the answer.
+//! Many jobs can share the games ([`play_match_shard`]), each storing its slice of every
+//! handicap; the study merges them.
 
-use crate::matches::{match_estimates, play_handicap_games, HandicapScores, HandicapSettings};
+use crate::matches::{
+    match_estimates, play_handicap_games, Handicap, HandicapScores, HandicapSettings,
+};
 use crate::report::MethodRun;
 use crate::study::{Progress, Study, ValuesError};
-use crate::{Estimate, Method, PieceKind};
+use crate::{Estimate, Measurement, Method, PieceKind};
+use ninjazero_arena::series::{slice_files, slice_path, Series, Shard};
 use ninjazero_data::atomic::write_atomically;
-use ninjazero_rules::{Color, Position, Role};
+use ninjazero_rules::{Color, Position, Role, Variant};
 use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -40,6 +45,9 @@ pub fn tunable(player: &EngineSpec) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SavedMatch {
     pub settings: HandicapSettings,
+    /// The game the scores start at: 0 in the whole file, the shard's first in a part.
+    #[serde(default)]
+    pub first_game: usize,
     pub scores: HandicapScores,
 }
 
@@ -49,19 +57,66 @@ pub type RoundScores = (
     Vec<(PieceKind, HandicapScores)>,
 );
 
+/// What one job did with a round.
+pub enum RoundOutcome {
+    /// Every handicap's games are known (played now or stored before).
+    Complete(RoundScores),
+    /// A shard's job played (this many of) its games of a round that was not complete.
+    Played(usize),
+}
+
+/// The handicaps of a round, Pawn odds first.
+fn handicaps(kinds: &[PieceKind], variant: Variant) -> Vec<Handicap> {
+    let pawn = PieceKind::Board(Role::Pawn);
+    let pawns_in_army = Position::start(variant).count(Color::White, Role::Pawn) as usize;
+    (1..=PAWN_ODDS.min(pawns_in_army))
+        .map(|count| Handicap { kind: pawn, count })
+        .chain(
+            kinds
+                .iter()
+                .filter(|&&k| k != pawn && matches!(k, PieceKind::Board(_)))
+                .map(|&kind| Handicap { kind, count: 1 }),
+        )
+        .collect()
+}
+
+/// The stored games of one handicap played with `settings`: the whole file and the parts
+/// of shards in `dir` (a file that cannot be read, or holds games of other settings, is
+/// played again and overwritten).
+fn stored_games(
+    dir: &Path,
+    stem: &str,
+    settings: &HandicapSettings,
+) -> Result<Series<f64>, ValuesError> {
+    let mut series = Series::new(settings.games);
+    for path in slice_files(dir, stem).map_err(|e| ValuesError::io(dir, e))? {
+        let saved = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<SavedMatch>(&text).ok())
+            .filter(|saved| saved.settings == *settings);
+        if let Some(saved) = saved {
+            series.insert(saved.first_game, saved.scores.points);
+        }
+    }
+    Ok(series)
+}
+
 /// Plays (or reads back from `dir`) the handicap games of every board kind, Pawn odds of
 /// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. `label` is its spec text
 /// as saved with the games and shown in progress (a round's values written out in full:
-/// `alphabeta:depth=2:values=P=1.00,N=1.00,...`). Each handicap's games
-/// are saved in `dir` as `KIND-xCOUNT.json` ([`SavedMatch`]).
+/// `alphabeta:depth=2:values=P=1.00,N=1.00,...`). Each handicap's games are saved in `dir`
+/// as `KIND-xCOUNT.json` ([`SavedMatch`]), a few at a time. With `shard`, a round that is
+/// not complete gets only that shard's games of each handicap, saved as parts
+/// `KIND-xCOUNT.part-F-L.json` ([`crate::series`] describes the merge).
 pub fn play_round(
     kinds: &[PieceKind],
     study: &Study,
     dir: &Path,
     player: &EngineSpec,
     label: &str,
+    shard: Option<Shard>,
     progress: &dyn Progress,
-) -> Result<RoundScores, ValuesError> {
+) -> Result<RoundOutcome, ValuesError> {
     let settings = HandicapSettings {
         player: label.to_string(),
         games: study.games,
@@ -75,61 +130,84 @@ pub fn play_round(
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
         tch::set_num_threads(1);
     }
-    let pawn = PieceKind::Board(Role::Pawn);
-    let pawns_in_army = Position::start(study.variant).count(Color::White, Role::Pawn) as usize;
-    let handicaps = (1..=PAWN_ODDS.min(pawns_in_army))
-        .map(|count| (pawn, count))
-        .chain(
-            kinds
-                .iter()
-                .filter(|&&k| k != pawn && matches!(k, PieceKind::Board(_)))
-                .map(|&k| (k, 1)),
-        );
-    let (mut pawn_odds, mut scores) = (Vec::new(), Vec::new());
-    for (kind, count) in handicaps {
-        let name = kind.name().to_lowercase().replace(' ', "-");
-        let path = dir.join(format!("{name}-x{count}.json"));
-        let saved: Option<SavedMatch> = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .filter(|saved: &SavedMatch| saved.settings == settings);
-        let points = match saved {
-            Some(saved) => saved.scores,
-            None => {
-                let message = format!("{count} x {} odds, {label}", kind.name());
-                let done = AtomicU64::new(0);
-                progress.stage_started("matches", study.games as u64);
-                let played = play_handicap_games(
+    let handicaps = handicaps(kinds, study.variant);
+    let stem = |handicap: &Handicap| {
+        let kind = handicap.kind.name().to_lowercase().replace(' ', "-");
+        format!("{kind}-x{}", handicap.count)
+    };
+    let mut stored = handicaps
+        .iter()
+        .map(|handicap| stored_games(dir, &stem(handicap), &settings))
+        .collect::<Result<Vec<_>, _>>()?;
+    let was_complete = stored.iter().all(Series::is_complete);
+    let range = shard.map_or(0..study.games, |s| s.range(study.games));
+    let mut played = 0;
+    for (handicap, series) in handicaps.iter().zip(&mut stored) {
+        if was_complete {
+            break;
+        }
+        let Handicap { kind, count } = *handicap;
+        let path = slice_path(dir, &stem(handicap), shard.is_some().then_some(&range));
+        let message = format!("{count} x {} odds, {label}", kind.name());
+        let total = range.len() as u64;
+        let done = AtomicU64::new(series.known(range.clone()) as u64);
+        progress.stage_started("matches", total);
+        played += series.complete(
+            range.clone(),
+            MATCH_CHUNK * threads,
+            &mut |games| {
+                play_handicap_games(
                     &make_player,
                     study.variant,
-                    kind,
-                    count,
+                    *handicap,
                     &settings,
+                    games,
                     threads,
                     &|| {
                         let done = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        progress.stage_progress(done, study.games as u64, &message);
+                        progress.stage_progress(done, total, &message);
                     },
-                );
-                progress.stage_finished();
+                )
+                .map(|scores| scores.points)
+                .map_err(ValuesError::Matches)
+            },
+            &mut |points| {
                 let saved = SavedMatch {
                     settings: settings.clone(),
-                    scores: played.map_err(ValuesError::Matches)?,
+                    first_game: range.start,
+                    scores: HandicapScores { points },
                 };
                 let json = serde_json::to_string_pretty(&saved)
                     .map_err(|e| ValuesError::Encode(e.to_string()))?;
-                write_atomically(&path, json.as_bytes()).map_err(|e| ValuesError::io(&path, e))?;
-                saved.scores
-            }
-        };
-        if kind == pawn {
+                write_atomically(&path, json.as_bytes()).map_err(|e| ValuesError::io(&path, e))
+            },
+        )?;
+        progress.stage_finished();
+    }
+    if shard.is_some() && !was_complete {
+        return Ok(RoundOutcome::Played(played));
+    }
+    let (mut pawn_odds, mut scores) = (Vec::new(), Vec::new());
+    for (Handicap { kind, count }, series) in handicaps.into_iter().zip(stored) {
+        let points = series.games(0..study.games).ok_or_else(|| {
+            ValuesError::Matches(format!(
+                "{count} x {} odds: games are missing after playing",
+                kind.name()
+            ))
+        })?;
+        let points = HandicapScores { points };
+        if kind == PieceKind::Board(Role::Pawn) {
             pawn_odds.push((count, points));
         } else {
             scores.push((kind, points));
         }
     }
-    Ok((pawn_odds, scores))
+    Ok(RoundOutcome::Complete((pawn_odds, scores)))
 }
+
+/// Games per thread between two saves of a handicap's games: a killed run loses at most
+/// these, and each save rewrites the file.
+const MATCH_CHUNK: usize = 16;
 
 /// The values a round's alpha-beta player plays with, in Pawns to two decimals: flat
 /// (every piece 1) before the first round, else the previous round's values (a piece
@@ -170,25 +248,31 @@ pub fn values_text(values: &[(Role, f32)]) -> String {
     values.join(",")
 }
 
-/// The handicap matches: one round with [`Study::player`] (results in `out/matches/`), or
-/// with [`Study::rounds`] `R > 1` the self-consistent values of an alpha-beta player: round
-/// 1 with every piece worth 1, each later round with the values the previous one measured
-/// (results in `out/matches/round-N/`). The values of the last round are the result, and
-/// are written as `out/match-values.txt` (the `values=` of an alpha-beta spec) when every
-/// piece has one; else that file is removed.
-pub fn handicap_matches(
+/// How far the rounds of the matches went.
+enum Rounds {
+    /// Every round's games are known: the last round's values (or why there are none),
+    /// and one note per round.
+    Measured {
+        estimates: Result<Measurement, String>,
+        notes: Vec<String>,
+    },
+    /// A shard's job played its games of this round (the first one not complete).
+    Played { round: usize, games: usize },
+}
+
+/// Plays the rounds of the matches (see [`handicap_matches`]): each round's games,
+/// reused where stored; with `shard`, only that shard's games of the first round that is
+/// not complete.
+fn play_rounds(
     kinds: &[PieceKind],
     study: &Study,
     out: &Path,
+    shard: Option<Shard>,
     progress: &dyn Progress,
-) -> Result<MethodRun, ValuesError> {
-    let started = Instant::now();
+) -> Result<Rounds, ValuesError> {
     let base = &study.player;
     let rounds = study.rounds.max(1);
-    let mut notes = vec![format!(
-        "{} games per handicap, half with each colour handicapped, {} random opening plies, a draw at {} plies; the scale is the log-odds per Pawn fitted over Pawn odds of 1 to {PAWN_ODDS} Pawns.",
-        study.games, study.opening_plies, study.max_plies
-    )];
+    let mut notes = Vec::new();
     let mut previous: Option<Vec<Estimate>> = None;
     let mut round = 1;
     loop {
@@ -202,7 +286,11 @@ pub fn handicap_matches(
         } else {
             (base.clone(), base.to_string(), out.join("matches"))
         };
-        let (pawn_odds, scores) = play_round(kinds, study, &dir, &player, &label, progress)?;
+        let (pawn_odds, scores) =
+            match play_round(kinds, study, &dir, &player, &label, shard, progress)? {
+                RoundOutcome::Complete(scores) => scores,
+                RoundOutcome::Played(games) => return Ok(Rounds::Played { round, games }),
+            };
         let odds: Vec<String> = pawn_odds
             .iter()
             .map(|(count, s)| (format!("{count} Pawn(s)"), s))
@@ -236,36 +324,97 @@ pub fn handicap_matches(
             Err(why) if rounds > 1 => Err(format!("round {round}: {why}")),
             last => last,
         };
-        // The measured values in the form an alpha-beta spec takes, for the next experiment
-        // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
-        // has one, else an old file would pass for this run's values.
-        let path = out.join("match-values.txt");
-        match &estimates {
-            Ok(measured) if measured.not_enough.is_empty() => {
-                let values = round_values(kinds, Some(&measured.estimates));
-                write_atomically(&path, format!("{}\n", values_text(&values)).as_bytes())
-                    .map_err(|e| ValuesError::io(&path, e))?;
-            }
-            _ => {
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(ValuesError::io(&path, e))
-                    }
-                    _ => {}
-                }
-                notes.push(format!(
-                    "No {} written: not every piece has a value.",
-                    path.display()
-                ));
-            }
-        }
-        return Ok(MethodRun {
-            method: Method::Matches,
-            estimates,
-            seconds: started.elapsed().as_secs_f64(),
-            notes,
-        });
+        return Ok(Rounds::Measured { estimates, notes });
     }
+}
+
+/// The handicap matches: one round with [`Study::player`] (results in `out/matches/`), or
+/// with [`Study::rounds`] `R > 1` the self-consistent values of an alpha-beta player: round
+/// 1 with every piece worth 1, each later round with the values the previous one measured
+/// (results in `out/matches/round-N/`). The values of the last round are the result, and
+/// are written as `out/match-values.txt` (the `values=` of an alpha-beta spec) when every
+/// piece has one; else that file is removed. Games that shards' jobs stored
+/// ([`play_match_shard`]) are merged, and only the missing ones played.
+pub fn handicap_matches(
+    kinds: &[PieceKind],
+    study: &Study,
+    out: &Path,
+    progress: &dyn Progress,
+) -> Result<MethodRun, ValuesError> {
+    let started = Instant::now();
+    let Rounds::Measured {
+        estimates,
+        notes: round_notes,
+    } = play_rounds(kinds, study, out, None, progress)?
+    else {
+        unreachable!("without a shard every round is played to the end");
+    };
+    let mut notes = vec![format!(
+        "{} games per handicap, half with each colour handicapped, {} random opening plies, a draw at {} plies; the scale is the log-odds per Pawn fitted over Pawn odds of 1 to {PAWN_ODDS} Pawns.",
+        study.games, study.opening_plies, study.max_plies
+    )];
+    notes.extend(round_notes);
+    // The measured values in the form an alpha-beta spec takes, for the next experiment
+    // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
+    // has one, else an old file would pass for this run's values.
+    let path = out.join("match-values.txt");
+    match &estimates {
+        Ok(measured) if measured.not_enough.is_empty() => {
+            let values = round_values(kinds, Some(&measured.estimates));
+            write_atomically(&path, format!("{}\n", values_text(&values)).as_bytes())
+                .map_err(|e| ValuesError::io(&path, e))?;
+        }
+        _ => {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(ValuesError::io(&path, e))
+                }
+                _ => {}
+            }
+            notes.push(format!(
+                "No {} written: not every piece has a value.",
+                path.display()
+            ));
+        }
+    }
+    Ok(MethodRun {
+        method: Method::Matches,
+        estimates,
+        seconds: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+/// What one shard's job of the matches did: the round whose games it played, and how
+/// many; `None` when every round was already complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardRound {
+    pub round: usize,
+    pub played: usize,
+}
+
+/// One job of many ([`Shard`]) that share the handicap matches of `study` in `out`: it
+/// plays its games of every handicap of the first round that is not complete, stores
+/// them as parts, and measures nothing. Self-consistent rounds need the previous round's
+/// values, so R rounds take R waves of jobs (each after the last); `values` on the same
+/// `out` then merges the parts and reports. Returns `None` when every round is complete.
+pub fn play_match_shard(
+    study: &Study,
+    out: &Path,
+    shard: Shard,
+    progress: &dyn Progress,
+) -> Result<Option<ShardRound>, ValuesError> {
+    study.check()?;
+    let kinds = PieceKind::of_variant(study.variant);
+    Ok(
+        match play_rounds(&kinds, study, out, Some(shard), progress)? {
+            Rounds::Played { round, games } => Some(ShardRound {
+                round,
+                played: games,
+            }),
+            Rounds::Measured { .. } => None,
+        },
+    )
 }
 
 #[cfg(test)]

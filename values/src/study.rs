@@ -21,8 +21,9 @@ use tch::Device;
 #[derive(Clone, Debug)]
 pub struct Study {
     pub variant: Variant,
-    /// Self-play dataset for the outcome regression (and the probe's positions).
-    pub data: PathBuf,
+    /// Self-play dataset for the outcome regression (and the probe's positions); without
+    /// one the study is the handicap matches alone.
+    pub data: Option<PathBuf>,
     /// Checkpoint for the value-network probe (none: no probe).
     pub model: Option<PathBuf>,
     /// Player spec of the handicap matches, as for the arena (see
@@ -74,6 +75,9 @@ pub enum ValuesError {
     /// A player could not be made, or a handicap game could not be set up.
     #[error("{0}")]
     Matches(String),
+    /// A study that cannot give a result as asked.
+    #[error("{0}")]
+    Setup(String),
     #[error("cannot encode the match results: {0}")]
     Encode(String),
     #[error("{}: {message}", path.display())]
@@ -108,28 +112,25 @@ pub struct StudyReport {
 /// option) and the match results under `matches/` (a rerun keeps the games already played
 /// with the same settings).
 pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyReport, ValuesError> {
-    if study.bootstrap < crate::MIN_REPLICATES {
-        return Err(ValuesError::TooFewReplicates {
-            given: study.bootstrap,
-        });
-    }
-    if study.rounds > 1 && !crate::rounds::tunable(&study.player) {
-        return Err(ValuesError::NotTunable {
-            rounds: study.rounds,
-            player: study.player.to_string(),
-        });
-    }
+    study.check()?;
     let variant = study.variant;
     let kinds = PieceKind::of_variant(variant);
-    let games = read_games(&study.data, Some(variant))?;
-    if games.is_empty() {
-        return Err(ValuesError::NoGames {
-            data: study.data.clone(),
-        });
-    }
+    let games = match &study.data {
+        Some(data) => {
+            let games = read_games(data, Some(variant))?;
+            if games.is_empty() {
+                return Err(ValuesError::NoGames { data: data.clone() });
+            }
+            games
+        }
+        None => Vec::new(),
+    };
     // Only once the data is there: a mistyped --data leaves no empty output directory.
     std::fs::create_dir_all(out).map_err(|e| ValuesError::io(out, e))?;
-    let mut runs = vec![regression(&games, &kinds, study)];
+    let mut runs = Vec::new();
+    if let Some(data) = &study.data {
+        runs.push(regression(&games, &kinds, data, study));
+    }
     if study.games > 0 {
         runs.push(handicap_matches(&kinds, study, out, progress)?);
     }
@@ -164,8 +165,43 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
     })
 }
 
-/// The outcome regression over the dataset's games.
-pub fn regression(games: &[GameRecord], kinds: &[PieceKind], study: &Study) -> MethodRun {
+impl Study {
+    /// Refuses a study that cannot give a result: too few bootstrap replicates, rounds
+    /// with a player that cannot take measured values, nothing to measure, or a probe
+    /// without positions.
+    pub fn check(&self) -> Result<(), ValuesError> {
+        if self.bootstrap < crate::MIN_REPLICATES {
+            return Err(ValuesError::TooFewReplicates {
+                given: self.bootstrap,
+            });
+        }
+        if self.rounds > 1 && !crate::rounds::tunable(&self.player) {
+            return Err(ValuesError::NotTunable {
+                rounds: self.rounds,
+                player: self.player.to_string(),
+            });
+        }
+        if self.data.is_none() && self.model.is_some() {
+            return Err(ValuesError::Setup(
+                "the value-network probe takes its positions from a dataset: give one with the model".into(),
+            ));
+        }
+        if self.data.is_none() && self.games == 0 {
+            return Err(ValuesError::Setup(
+                "nothing to measure: give a dataset (outcome regression) or match games".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The outcome regression over the games of the dataset `data`.
+pub fn regression(
+    games: &[GameRecord],
+    kinds: &[PieceKind],
+    data: &Path,
+    study: &Study,
+) -> MethodRun {
     let started = Instant::now();
     let estimates = outcome_regression(games, kinds, study.bootstrap, study.seed);
     MethodRun {
@@ -175,7 +211,7 @@ pub fn regression(games: &[GameRecord], kinds: &[PieceKind], study: &Study) -> M
         notes: vec![format!(
             "{} games from {} (quiet positions only: the move played kept the material).",
             games.len(),
-            study.data.display()
+            data.display()
         )],
     }
 }

@@ -6,8 +6,8 @@ use ninjazero_model::UniformEvaluator;
 use ninjazero_rules::{ByColor, ByRole, Color, Position, Role, Variant};
 use ninjazero_testkit::random_positions;
 use ninjazero_values::matches::{
-    handicap_squares, handicap_start, match_estimates, play_handicap_games, HandicapScores,
-    HandicapSettings,
+    handicap_squares, handicap_start, match_estimates, play_handicap_games, Handicap,
+    HandicapScores, HandicapSettings,
 };
 use ninjazero_values::probe::probe;
 use ninjazero_values::regression::outcome_regression;
@@ -216,7 +216,7 @@ fn match_scores_become_pawns_through_pawn_odds() {
 }
 
 #[test]
-fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
+fn handicap_games_favour_the_full_side_and_ignore_threads_and_shards() {
     let settings = HandicapSettings {
         player: "alphabeta:depth=2".to_string(),
         games: 8,
@@ -226,9 +226,22 @@ fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
     };
     let spec: ninjazero_search::EngineSpec = settings.player.parse().unwrap();
     let make = spec.factory(Variant::Chess, tch::Device::Cpu, 0);
-    let play = |threads| {
-        play_handicap_games(&make, Variant::Chess, QUEEN, 1, &settings, threads, &|| {}).unwrap()
+    let play_games = |games, threads| {
+        play_handicap_games(
+            &make,
+            Variant::Chess,
+            Handicap {
+                kind: QUEEN,
+                count: 1,
+            },
+            &settings,
+            games,
+            threads,
+            &|| {},
+        )
+        .unwrap()
     };
+    let play = |threads| play_games(0..settings.games, threads);
     let scores = play(2);
     assert_eq!(scores.points.len(), 8);
     assert!(scores.score() > 0.7, "Queen odds: {:?}", scores.points);
@@ -238,6 +251,8 @@ fn handicap_games_favour_the_full_side_and_ignore_the_thread_count() {
         scores.points
     );
     assert_eq!(play(1), scores);
+    // A shard's games are the same games as in the whole series.
+    assert_eq!(play_games(3..8, 2).points, scores.points[3..]);
 }
 
 #[test]
