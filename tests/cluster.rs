@@ -261,14 +261,42 @@ fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
         out.contains("shard-0001/DONE: generation 1 trains on this shard, which is not done yet"),
         "{out}"
     );
+    // A training job started before its shards (as Kubernetes Jobs start together) waits
+    // for them with --wait, and trains once the last one is stored.
+    let waiting_train = NINJAZERO
+        .command(
+            &[
+                "worker",
+                "train",
+                "--generation",
+                "1",
+                "--wait",
+                "300",
+                "--run",
+                &url,
+                "--device",
+                "cpu",
+            ][..],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     for shard in ["1", "2", "3"] {
         assert!(worker(&["selfplay", "--generation", "0", "--shard", shard]).0);
     }
-    let (ok, out) = worker(&["train", "--generation", "1"]);
+    let (ok, out) = ninjazero_testkit::outcome(waiting_train.wait_with_output().unwrap());
     assert!(ok, "{out}");
+    assert!(
+        out.contains("waiting up to 300 s for") && out.contains("which is not done yet"),
+        "{out}"
+    );
+    assert!(out.contains("train gen-0001 (job 0): done"), "{out}");
     assert!(store.exists(&model_key(1)).unwrap());
-    let (ok, out) = worker(&["arena", "--generation", "1", "--shard", "4"]);
+    // Waiting does not hide a refusal that time cannot mend.
+    let (ok, out) = worker(&["arena", "--generation", "1", "--shard", "4", "--wait", "60"]);
     assert!(!ok);
+    assert!(!out.contains("waiting"), "{out}");
     assert!(
         out.contains("arena job 4 asked for, this stage has jobs 0 to 3"),
         "{out}"

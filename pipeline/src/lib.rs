@@ -96,6 +96,11 @@ pub enum PipelineError {
     /// or does not fit the request.
     #[error("{key}: {reason}")]
     Manifest { key: String, reason: String },
+    /// An input of a stage is not stored yet: another job (a self-play shard, a training,
+    /// an arena shard, a promotion) has still to make it. A worker started with `--wait`
+    /// looks again until it is there.
+    #[error("{key}: {reason}")]
+    NotYet { key: String, reason: String },
     /// The cluster's scheduler could not be asked, or refused.
     #[error("{0}")]
     Scheduler(String),

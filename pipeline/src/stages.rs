@@ -63,7 +63,13 @@ impl<'a> RunContext<'a> {
 
     /// The network of `generation` as a local file (with its sidecar).
     fn model(&self, generation: u32) -> Result<PathBuf, PipelineError> {
-        worker::fetch_model(self.store, &model_key(generation), &self.local)
+        worker::fetch_model(self.store, &model_key(generation), &self.local).map_err(|e| match e {
+            PipelineError::Store(StoreError::NotFound { url, key }) => PipelineError::NotYet {
+                key: format!("{url}/{key}"),
+                reason: format!("generation {generation}'s network is not stored yet"),
+            },
+            other => other,
+        })
     }
 
     /// A scratch folder inside the local folder (so a finished file moves by rename).
@@ -174,7 +180,7 @@ pub fn best_after(store: &RunStore, generation: u32) -> Result<u32, PipelineErro
     }
     match Promotion::load(store, generation)? {
         Some(promotion) => Ok(promotion.best),
-        None => Err(PipelineError::Manifest {
+        None => Err(PipelineError::NotYet {
             key: format!("{}/{}", store.url(), promotion_key(generation)),
             reason: format!("generation {generation} is not decided yet"),
         }),
@@ -264,7 +270,7 @@ fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, Pipe
         let mut objects = Vec::new();
         for shard in 0..manifest.shards {
             if !ctx.store.exists(&done_key(source, shard))? {
-                return Err(PipelineError::Manifest {
+                return Err(PipelineError::NotYet {
                     key: format!("{}/{}", ctx.store.url(), done_key(source, shard)),
                     reason: format!(
                         "generation {generation} trains on this shard, which is not done yet"
@@ -602,7 +608,7 @@ pub fn merged_arena(ctx: &RunContext, arena: &Match) -> Result<ArenaResult, Pipe
         let key = arena_shard_key(&name, shard);
         let Some(shard_result) = get_json::<ArenaResult>(ctx.store, &key, "an arena result")?
         else {
-            return Err(PipelineError::Manifest {
+            return Err(PipelineError::NotYet {
                 key: format!("{}/{key}", ctx.store.url()),
                 reason: "this arena shard is not played yet".to_string(),
             });
@@ -684,7 +690,7 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
     let mut history = Vec::new();
     for generation in 1..=ctx.config.generations {
         let promotion =
-            Promotion::load(ctx.store, generation)?.ok_or_else(|| PipelineError::Manifest {
+            Promotion::load(ctx.store, generation)?.ok_or_else(|| PipelineError::NotYet {
                 key: format!("{}/{}", ctx.store.url(), promotion_key(generation)),
                 reason: format!("generation {generation} is not decided yet"),
             })?;

@@ -148,7 +148,7 @@ impl Manifest {
         let key = Manifest::key(generation);
         let bytes =
             match store.get(&key) {
-                Err(StoreError::NotFound { url, key }) => return Err(PipelineError::Manifest {
+                Err(StoreError::NotFound { url, key }) => return Err(PipelineError::NotYet {
                     key: format!("{url}/{key}"),
                     reason:
                         "no such manifest (plan the generation first: `ninjazero worker manifest`)"

@@ -12,8 +12,8 @@ use ninjazero_pipeline::scheduler::stage_status;
 use ninjazero_pipeline::stages::{selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
-    generation_status, selfplay_shard, PipelinePreset, RunConfig, RunContext, RunStore,
-    ShardOutcome, Stage,
+    generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig, RunContext,
+    RunStore, ShardOutcome, Stage,
 };
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
@@ -112,6 +112,12 @@ pub struct StageArgs {
     /// directory (default: $NINJAZERO_CACHE, else ~/.cache/ninjazero).
     #[arg(long)]
     cache: Option<PathBuf>,
+    /// When an input is not stored yet (a shard still playing, a network still training),
+    /// look again every few seconds for up to this many seconds instead of refusing at once:
+    /// for jobs started together without a scheduler's dependencies (e.g. Kubernetes
+    /// Jobs). [range: 0 to 604800]
+    #[arg(long, value_parser = whole::<u64>(0, 604_800), default_value_t = 0)]
+    wait: u64,
 }
 
 #[derive(Args, Debug)]
@@ -228,9 +234,33 @@ pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
     };
     let (store, cache) = open_worker(&args)?;
     let ctx = RunContext::open(&store, args.device, &cache)?;
-    stage.run(&ctx, job, &StageBars::default())?;
+    waiting(args.wait, &mut || {
+        Ok(stage.run(&ctx, job, &StageBars::default())?)
+    })?;
     println!("{} (job {job}): done", stage.label());
     Ok(())
+}
+
+/// Runs `job`; while it fails for an input that is not stored yet, runs it again every
+/// few seconds until `wait` seconds have passed, then fails as it did.
+fn waiting<T>(wait: u64, job: &mut dyn FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(wait);
+    let mut announced = false;
+    loop {
+        let error = match job() {
+            Err(error) if std::time::Instant::now() < deadline => error,
+            done => return done,
+        };
+        let Some(PipelineError::NotYet { key, reason }) = error.downcast_ref() else {
+            return Err(error);
+        };
+        if !announced {
+            eprintln!("waiting up to {wait} s for {key} ({reason})");
+            announced = true;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        std::thread::sleep(left.min(std::time::Duration::from_secs(2)));
+    }
 }
 
 fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
@@ -305,7 +335,14 @@ fn run_shard(args: SelfPlayShardArgs) -> anyhow::Result<()> {
                 expected.id()
             );
         }
-        let outcome = selfplay_worker(&ctx, args.generation, args.shard, &StageBars::default())?;
+        let outcome = waiting(args.stage.wait, &mut || {
+            Ok(selfplay_worker(
+                &ctx,
+                args.generation,
+                args.shard,
+                &StageBars::default(),
+            )?)
+        })?;
         return report_shard(&name, outcome);
     }
     let job = ShardJob {
