@@ -7,7 +7,7 @@
 
 use ninjazero_data::read_file;
 use ninjazero_pipeline::layout::{model_key, promotion_key, window_key};
-use ninjazero_pipeline::stages::{Promotion, TrainingWindow};
+use ninjazero_pipeline::stages::{Promotion, TrainingWindow, PLAYER_MAX_PLIES};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
 use ninjazero_pipeline::{RunConfig, RunStore};
 use ninjazero_search::EngineSpec;
@@ -322,6 +322,8 @@ fn a_first_player_plays_generation_zeros_games() {
     let store = RunStore::open(text(&dir)).unwrap();
     let manifest = Manifest::load(&store, 0).unwrap();
     assert_eq!(manifest.player.as_ref(), Some(player));
+    // The player's games run to the long cap, not the smoke preset's 40 plies.
+    assert_eq!(manifest.search.max_plies, PLAYER_MAX_PLIES);
     let file = tmp.path().join("part.arrow");
     std::fs::write(&file, store.get(&part_key(0, 1, 0)).unwrap()).unwrap();
     let games = read_file(&file, None).unwrap();

@@ -202,6 +202,15 @@ pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
 pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, PipelineError> {
     let best = best_after(ctx.store, generation)?;
     let games_per_shard = ctx.config.games_per_shard();
+    let player = (generation == 0)
+        .then(|| ctx.config.first_player.clone())
+        .flatten();
+    let mut search = ctx.config.search.clone();
+    if player.is_some() {
+        // A player's games cost next to nothing beside the network's: they run to the long
+        // presets' cap, so that fewer end undecided and the value head learns from results.
+        search.max_plies = search.max_plies.max(PLAYER_MAX_PLIES);
+    }
     Ok(Manifest {
         format: worker::MANIFEST_FORMAT,
         variant: ctx.config.variant.clone(),
@@ -212,13 +221,14 @@ pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, Pipe
         games_per_part: games_per_shard.min(4 * ctx.config.concurrency as u64),
         seed: ctx.config.seed,
         concurrency: ctx.config.concurrency,
-        search: ctx.config.search.clone(),
+        search,
         model: (best > 0).then(|| model_key(best)),
-        player: (generation == 0)
-            .then(|| ctx.config.first_player.clone())
-            .flatten(),
+        player,
     })
 }
+
+/// The ply cap of a first player's games (at least the run's own).
+pub const PLAYER_MAX_PLIES: u32 = 300;
 
 /// Plays shard `shard` of generation `generation`'s self-play, planning the generation
 /// first unless its manifest is stored.
