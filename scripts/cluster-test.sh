@@ -157,7 +157,6 @@ shared_matches() {
     --dependency="afterok:$wave2" --kill-on-invalid-dep=yes \
     --wrap "'$bin' values $matches --out '$work/values-shared'" > /dev/null
   wait_for 300 queue_empty
-  local rows
   rows() { grep '| handicap matches |' "$1"; }
   if ! [ -s "$work/values-shared/match-values.txt" ] \
     || ! cmp -s "$work/values-local/match-values.txt" "$work/values-shared/match-values.txt" \

@@ -229,8 +229,16 @@ fn save(path: &Path, pairing: &PairingGames) -> Result<(), LadderError> {
     })
 }
 
-/// Games `a` and `b` as the pair of one opening.
+/// The two games of one opening (player A as White, then as Black).
 type Pair = [ArenaGame; 2];
+
+/// Games in pair order as pairs; an odd last game is dropped.
+fn whole_pairs(games: &[ArenaGame]) -> Vec<Pair> {
+    games
+        .chunks_exact(2)
+        .map(|pair| [pair[0].clone(), pair[1].clone()])
+        .collect()
+}
 
 /// Every stored pair of the pairing, from the whole file and the parts of shards (an odd
 /// game left by an older version is dropped: pairs stay whole).
@@ -247,12 +255,7 @@ fn stored_pairs(
     let mut series = Series::new(pairs);
     for path in files {
         let stored = load(&path, pairing)?;
-        let whole_pairs = stored
-            .games
-            .chunks_exact(2)
-            .map(|pair| [pair[0].clone(), pair[1].clone()])
-            .collect();
-        series.insert(stored.first_pair, whole_pairs);
+        series.insert(stored.first_pair, whole_pairs(&stored.games));
     }
     Ok(series)
 }
@@ -315,11 +318,7 @@ fn complete_pairing(
                 &|finished, _, _| progress(before + finished),
             )
             .map_err(LadderError::Arena)?;
-            Ok(result
-                .game_results
-                .chunks_exact(2)
-                .map(|pair| [pair[0].clone(), pair[1].clone()])
-                .collect())
+            Ok(whole_pairs(&result.game_results))
         },
         &mut |prefix| {
             pairing.games = prefix.into_iter().flatten().collect();

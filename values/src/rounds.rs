@@ -142,10 +142,11 @@ pub fn play_round(
     let was_complete = stored.iter().all(Series::is_complete);
     let range = shard.map_or(0..study.games, |s| s.range(study.games));
     let mut played = 0;
-    for (handicap, series) in handicaps.iter().zip(&mut stored) {
-        if was_complete {
-            break;
-        }
+    let incomplete = handicaps
+        .iter()
+        .zip(&mut stored)
+        .filter(|(_, series)| !series.is_complete());
+    for (handicap, series) in incomplete {
         let Handicap { kind, count } = *handicap;
         let path = slice_path(dir, &stem(handicap), shard.is_some().then_some(&range));
         let message = format!("{count} x {} odds, {label}", kind.name());
