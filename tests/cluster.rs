@@ -9,7 +9,7 @@ use ninjazero_data::read_file;
 use ninjazero_pipeline::layout::{model_key, promotion_key, window_key};
 use ninjazero_pipeline::stages::{Promotion, TrainingWindow, PLAYER_MAX_PLIES};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
-use ninjazero_pipeline::{RunConfig, RunStore};
+use ninjazero_pipeline::{RunConfig, Store};
 use ninjazero_search::EngineSpec;
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::collections::HashSet;
@@ -39,7 +39,7 @@ fn run(args: &[&str]) -> (bool, String) {
 
 /// Checks the run's objects; returns the keys the run is made of (its data, networks,
 /// windows, arenas and decisions).
-fn check_run(store: &RunStore) -> Vec<String> {
+fn check_run(store: &Store) -> Vec<String> {
     let config = RunConfig::load_from(store).expect("the run has settings");
     let mut keys = Vec::new();
     for generation in 0..config.generations {
@@ -123,7 +123,7 @@ fn check_run(store: &RunStore) -> Vec<String> {
 }
 
 /// Asserts that two runs hold the same objects with the same bytes.
-fn assert_same_objects(run: &RunStore, reference: &RunStore, keys: &[String]) {
+fn assert_same_objects(run: &Store, reference: &Store, keys: &[String]) {
     for key in keys {
         assert!(
             run.get(key).unwrap() == reference.get(key).unwrap(),
@@ -135,7 +135,7 @@ fn assert_same_objects(run: &RunStore, reference: &RunStore, keys: &[String]) {
 }
 
 /// Every object of the run and its bytes.
-fn snapshot(store: &RunStore) -> Vec<(String, Vec<u8>)> {
+fn snapshot(store: &Store) -> Vec<(String, Vec<u8>)> {
     let keys = check_run(store);
     keys.into_iter()
         .map(|k| {
@@ -152,7 +152,7 @@ fn a_local_run_holds_every_object_once_and_a_rerun_does_nothing() {
     let (ok, out) = run(&[&["pipeline", "--run", text(&dir)][..], &SMOKE].concat());
     assert!(ok, "{out}");
     assert!(out.contains("best generation"), "{out}");
-    let store = RunStore::open(text(&dir)).unwrap();
+    let store = Store::open(text(&dir)).unwrap();
     let before = snapshot(&store);
     assert!(before.iter().any(|(k, _)| k == "reports/gen-0002.md"));
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
@@ -216,7 +216,7 @@ fn the_slurm_driver_names_what_is_missing_or_refused() {
     assert!(!ok);
     assert!(out.contains("sbatch refused"), "{out}");
     assert!(out.contains("invalid partition specified: gpu"), "{out}");
-    let store = RunStore::open(text(&dir)).unwrap();
+    let store = Store::open(text(&dir)).unwrap();
     assert!(store.list("selfplay/").unwrap().is_empty());
     assert!(store.exists(&model_key(0)).unwrap());
 }
@@ -228,7 +228,7 @@ fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
     let url = format!("file://{}", text(&dir));
     let (ok, out) = run(&[&["pipeline", "--run", &url, "--init-only"][..], &SMOKE].concat());
     assert!(ok, "{out}");
-    let store = RunStore::open(&url).unwrap();
+    let store = Store::open(&url).unwrap();
     let keys: Vec<String> = store.list("").unwrap().into_iter().map(|o| o.key).collect();
     assert_eq!(
         keys,
@@ -319,7 +319,7 @@ fn a_first_player_plays_generation_zeros_games() {
     // Stored as the spec writes itself (Pawn = 1 is the unit, left out).
     let player = &given.parse::<EngineSpec>().unwrap().to_string();
     assert!(ok, "{out}");
-    let store = RunStore::open(text(&dir)).unwrap();
+    let store = Store::open(text(&dir)).unwrap();
     let manifest = Manifest::load(&store, 0).unwrap();
     assert_eq!(manifest.player.as_ref(), Some(player));
     // The player's games run to the long cap, not the smoke preset's 40 plies.
@@ -372,10 +372,7 @@ fn a_cluster_run_holds_every_object_once_and_equals_the_local_run() {
     let url = std::env::var("NINJAZERO_CLUSTER_RUN").expect("NINJAZERO_CLUSTER_RUN");
     let reference =
         std::env::var("NINJAZERO_CLUSTER_REFERENCE").expect("NINJAZERO_CLUSTER_REFERENCE");
-    let (run, reference) = (
-        RunStore::open(&url).unwrap(),
-        RunStore::open(&reference).unwrap(),
-    );
+    let (run, reference) = (Store::open(&url).unwrap(), Store::open(&reference).unwrap());
     let keys = check_run(&run);
     assert_eq!(
         keys,

@@ -4,7 +4,7 @@
 //! `scripts/s3-test.sh`, which runs the ignored test below.
 
 use ninjazero_data::read_file;
-use ninjazero_pipeline::RunStore;
+use ninjazero_pipeline::Store;
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::collections::HashSet;
 use std::path::Path;
@@ -24,7 +24,7 @@ fn run(cache: &Path, args: &[&str]) -> (bool, String) {
 }
 
 /// Every stored object with its bytes, to show that nothing was overwritten.
-fn snapshot(store: &RunStore) -> Vec<(String, Vec<u8>)> {
+fn snapshot(store: &Store) -> Vec<(String, Vec<u8>)> {
     let objects = store.list("").expect("the run lists");
     objects
         .into_iter()
@@ -64,7 +64,7 @@ fn shard_args<'a>(url: &'a str, shard: &'a str) -> Vec<&'a str> {
 }
 
 /// A tiny ninjutsu network stored in the run as `models/gen-0000.safetensors` (+ `.json`).
-fn store_model(store: &RunStore, dir: &Path, cache: &Path) {
+fn store_model(store: &Store, dir: &Path, cache: &Path) {
     let model = dir.join("gen-0000.safetensors");
     let (ok, out) = run(
         cache,
@@ -93,7 +93,7 @@ fn store_model(store: &RunStore, dir: &Path, cache: &Path) {
 fn two_shards_hold_every_game_once(url: &str) {
     let tmp = temp_dir();
     let cache = tmp.path().join("cache");
-    let store = RunStore::open(url).unwrap();
+    let store = Store::open(url).unwrap();
     store_model(&store, tmp.path(), &cache);
     let (ok, out) = run(
         &cache,
@@ -200,7 +200,7 @@ fn two_shards_on_s3_hold_every_game_once() {
         .expect("NINJAZERO_TEST_S3_URL is not set: run this test through scripts/s3-test.sh");
     two_shards_hold_every_game_once(&url);
     // The server honours create-only puts: a second put of a key is refused, the first kept.
-    let store = RunStore::open(&url).unwrap();
+    let store = Store::open(&url).unwrap();
     store.put_new("probe/once", b"first".to_vec()).unwrap();
     let again = store.put_new("probe/once", b"second".to_vec()).unwrap_err();
     assert!(
@@ -240,7 +240,7 @@ fn bad_input_is_one_line_and_overwrites_nothing() {
         )
     };
     assert!(plan("chess", "1").0);
-    let store = RunStore::open(&url).unwrap();
+    let store = Store::open(&url).unwrap();
     let stored = snapshot(&store);
 
     let mut failures = vec![

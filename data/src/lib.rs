@@ -1,5 +1,6 @@
 //! The NinjaZero self-play dataset: the Arrow schema, an atomic writer, the reader, a
-//! summary and PGN export.
+//! summary and PGN export; and the [`store`] every stage keeps its files in (a run, a
+//! ladder, a piece-value study: a path, `file://` or `s3://`).
 //!
 //! A dataset is a directory of Arrow IPC **files** (`*.arrow`, zstd-compressed), each
 //! holding whole games, one row per position. A file appears atomically: it is written under
@@ -86,6 +87,7 @@ pub mod progress;
 mod reader;
 mod schema;
 pub mod settings;
+pub mod store;
 mod summary;
 mod writer;
 

@@ -2,7 +2,7 @@
 //! settings it was started with.
 
 use crate::layout::CONFIG_KEY;
-use crate::{PipelineError, RunStore, StoreError};
+use crate::{PipelineError, Store, StoreError};
 use ninjazero_model::Preset;
 use ninjazero_rules::Variant;
 use ninjazero_search::SearchConfig;
@@ -170,14 +170,14 @@ impl RunConfig {
     }
 
     /// Stores the settings as the run's `run.toml` (replacing it: a run may be extended).
-    pub fn save_to(&self, store: &RunStore) -> Result<(), PipelineError> {
+    pub fn save_to(&self, store: &Store) -> Result<(), PipelineError> {
         let text =
             toml::to_string_pretty(self).map_err(|e| PipelineError::Encode(e.to_string()))?;
         Ok(store.put(CONFIG_KEY, text.into_bytes())?)
     }
 
     /// The run's stored settings.
-    pub fn load_from(store: &RunStore) -> Result<RunConfig, PipelineError> {
+    pub fn load_from(store: &Store) -> Result<RunConfig, PipelineError> {
         match RunConfig::stored(store)? {
             Some(config) => Ok(config),
             None => Err(PipelineError::Manifest {
@@ -188,7 +188,7 @@ impl RunConfig {
     }
 
     /// The run's stored settings, if it has any.
-    fn stored(store: &RunStore) -> Result<Option<RunConfig>, PipelineError> {
+    fn stored(store: &Store) -> Result<Option<RunConfig>, PipelineError> {
         let bytes = match store.get(CONFIG_KEY) {
             Ok(bytes) => bytes,
             Err(StoreError::NotFound { .. }) => return Ok(None),
@@ -264,7 +264,7 @@ impl fmt::Display for SettingDifference {
 /// difference. Without `run.toml`, `wanted` is stored and returned. `generations`, when
 /// given, replaces the stored count (and is saved): a run may be taken further.
 pub fn load_or_create(
-    store: &RunStore,
+    store: &Store,
     wanted: &RunConfig,
     chosen: &[Setting],
     generations: Option<u32>,
@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn a_run_refuses_other_chosen_settings_and_takes_more_generations() {
         let tmp = ninjazero_testkit::temp_dir();
-        let store = RunStore::open(tmp.path().to_str().unwrap()).unwrap();
+        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
         let chess = |seed, generations| {
             RunConfig::new(Variant::Chess, PipelinePreset::Demo, seed, generations)
         };

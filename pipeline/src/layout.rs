@@ -1,5 +1,5 @@
 //! Where a run keeps its objects: keys relative to the run's URL (a directory, `file://` or
-//! `s3://`; see [`crate::RunStore`]).
+//! `s3://`; see [`crate::Store`]).
 //!
 //! ```text
 //! run.toml                                   the settings (RunConfig)

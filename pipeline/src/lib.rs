@@ -6,7 +6,7 @@
 //! zero ([`measurably_worse`]). Gating at "scores over 50 %" on a few dozen games would
 //! reject improvements by the coin flip of a noisy arena.
 //!
-//! A run lives behind one URL ([`RunStore`]: a directory, `file://` or `s3://`, laid out
+//! A run lives behind one URL ([`Store`]: a directory, `file://` or `s3://`, laid out
 //! as [`layout`] says). Every stage ([`stages`]) reads its inputs from there, is skipped
 //! when its output is stored already, and stores what it makes with create-only puts, so
 //! killing the pipeline and running it again continues where it stopped. The settings
@@ -20,7 +20,6 @@ pub mod config;
 pub mod layout;
 pub mod scheduler;
 pub mod stages;
-pub mod store;
 pub mod summary;
 pub mod worker;
 
@@ -30,7 +29,8 @@ pub use config::{
 pub use layout::generation_name;
 pub use scheduler::{run_local, run_slurm, SlurmOptions, SlurmOutcome, Stage};
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
-pub use store::{RunStore, StoreError, StoredObject};
+// The run's storage lives in `data` so that ladders and piece-value studies share it.
+pub use ninjazero_data::store::{Store, StoreError, StoredObject};
 pub use summary::{plot_elo, write_summary, GenerationRow};
 pub use worker::{
     generation_status, selfplay_shard, GenerationStatus, Manifest, ShardOutcome, ShardState,

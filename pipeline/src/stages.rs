@@ -1,4 +1,4 @@
-//! The stages of a run, each a stateless worker on the run's store ([`RunStore`]): it reads
+//! The stages of a run, each a stateless worker on the run's store ([`Store`]): it reads
 //! its inputs from the store, skips work whose output is stored already, and stores what
 //! it makes with create-only puts. So any process on any machine may run any stage (or a
 //! shard of one), twice or after a crash, and the run still holds each result once. The
@@ -15,8 +15,8 @@ use crate::layout::{
 };
 use crate::worker::{self, done_key, part_key, selfplay_shard, Manifest, ShardJob, ShardOutcome};
 use crate::{
-    baselines, plot_elo, write_summary, GenerationRow, PipelineError, Progress, RunConfig,
-    RunStore, StoreError,
+    baselines, plot_elo, write_summary, GenerationRow, PipelineError, Progress, RunConfig, Store,
+    StoreError,
 };
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult};
 use ninjazero_data::finished_game_ids;
@@ -32,7 +32,7 @@ use tch::Device;
 /// What every stage needs: the run's store and settings, the device, and a local folder
 /// for fetched objects and training work (the run's own directory when it is local).
 pub struct RunContext<'a> {
-    pub store: &'a RunStore,
+    pub store: &'a Store,
     pub config: RunConfig,
     pub variant: Variant,
     pub device: Device,
@@ -43,7 +43,7 @@ impl<'a> RunContext<'a> {
     /// The run's stored settings, with `cache` as the local folder unless the run is a
     /// local directory.
     pub fn open(
-        store: &'a RunStore,
+        store: &'a Store,
         device: Device,
         cache: &Path,
     ) -> Result<RunContext<'a>, PipelineError> {
@@ -91,7 +91,7 @@ impl<'a> RunContext<'a> {
 
 /// Stores a network saved at `file` (and its sidecar) at `key`, the sidecar first, so a
 /// reader that finds the weights finds their sidecar. Another writer's copy is kept.
-fn store_model(store: &RunStore, key: &str, file: &Path) -> Result<(), PipelineError> {
+fn store_model(store: &Store, key: &str, file: &Path) -> Result<(), PipelineError> {
     let sidecar = ninjazero_model::checkpoint::sidecar_path(file);
     let sidecar_key = worker::sidecar_key(key)?;
     for (key, file) in [(sidecar_key.as_str(), sidecar.as_path()), (key, file)] {
@@ -111,7 +111,7 @@ fn json_bytes(value: &impl Serialize) -> Result<Vec<u8>, PipelineError> {
 }
 
 /// Stores `value` at `key` unless an object is there (then the stored one is kept).
-fn put_json_new(store: &RunStore, key: &str, value: &impl Serialize) -> Result<(), PipelineError> {
+fn put_json_new(store: &Store, key: &str, value: &impl Serialize) -> Result<(), PipelineError> {
     match store.put_new(key, json_bytes(value)?) {
         Ok(()) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
         Err(e) => Err(e.into()),
@@ -120,7 +120,7 @@ fn put_json_new(store: &RunStore, key: &str, value: &impl Serialize) -> Result<(
 
 /// The JSON object at `key` (`what` names its kind in messages); `None` if there is none.
 fn get_json<T: serde::de::DeserializeOwned>(
-    store: &RunStore,
+    store: &Store,
     key: &str,
     what: &str,
 ) -> Result<Option<T>, PipelineError> {
@@ -168,13 +168,13 @@ pub struct Promotion {
 
 impl Promotion {
     /// The stored decision on `generation`, if there is one.
-    pub fn load(store: &RunStore, generation: u32) -> Result<Option<Promotion>, PipelineError> {
+    pub fn load(store: &Store, generation: u32) -> Result<Option<Promotion>, PipelineError> {
         get_json(store, &promotion_key(generation), "a promotion decision")
     }
 }
 
 /// The best generation once `generation` is decided (0 for generation 0).
-pub fn best_after(store: &RunStore, generation: u32) -> Result<u32, PipelineError> {
+pub fn best_after(store: &Store, generation: u32) -> Result<u32, PipelineError> {
     if generation == 0 {
         return Ok(0);
     }

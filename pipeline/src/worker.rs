@@ -1,4 +1,4 @@
-//! Stateless self-play workers on a [`RunStore`]: everything a worker needs is in the store
+//! Stateless self-play workers on a [`Store`]: everything a worker needs is in the store
 //! (the generation's [`Manifest`] and the model), and everything it makes goes back with
 //! create-only puts, so any number of workers on any hosts may run any shards, twice or
 //! after a crash, and a generation still holds each game exactly once.
@@ -17,7 +17,7 @@
 //! a preempted worker loses at most the part it was playing.
 
 use crate::stages::self_play_seed;
-use crate::{generation_name, PipelineError, Progress, RunStore, StoreError};
+use crate::{generation_name, PipelineError, Progress, Store, StoreError};
 use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{dataset_files, FlushPolicy};
 use ninjazero_model::load_evaluator;
@@ -121,7 +121,7 @@ impl Manifest {
 
     /// Stores the manifest unless the generation has one. Returns whether it was written;
     /// an existing manifest with other settings is an error (it is left as it is).
-    pub fn publish(&self, store: &RunStore) -> Result<bool, PipelineError> {
+    pub fn publish(&self, store: &Store) -> Result<bool, PipelineError> {
         let key = Manifest::key(self.generation);
         self.validate(&key)?;
         let json =
@@ -144,7 +144,7 @@ impl Manifest {
     }
 
     /// The manifest of `generation`.
-    pub fn load(store: &RunStore, generation: u32) -> Result<Manifest, PipelineError> {
+    pub fn load(store: &Store, generation: u32) -> Result<Manifest, PipelineError> {
         let key = Manifest::key(generation);
         let bytes =
             match store.get(&key) {
@@ -219,7 +219,7 @@ pub enum ShardOutcome {
 /// Plays the missing parts of a shard and stores them, then its `DONE` marker. A shard
 /// already complete is left alone.
 pub fn selfplay_shard(
-    store: &RunStore,
+    store: &Store,
     job: &ShardJob,
     progress: &dyn Progress,
 ) -> Result<ShardOutcome, PipelineError> {
@@ -354,7 +354,7 @@ pub fn selfplay_shard(
 
 /// The run's variant, checked against the caller's and the shard against the manifest.
 fn checked_variant(
-    store: &RunStore,
+    store: &Store,
     manifest: &Manifest,
     job: &ShardJob,
 ) -> Result<Variant, PipelineError> {
@@ -385,7 +385,7 @@ fn checked_variant(
 
 /// The shard's `DONE` marker: its parts, written after all of them (create-only; a
 /// concurrent worker's marker is as good).
-fn mark_done(store: &RunStore, manifest: &Manifest, job: &ShardJob) -> Result<(), PipelineError> {
+fn mark_done(store: &Store, manifest: &Manifest, job: &ShardJob) -> Result<(), PipelineError> {
     let parts: Vec<String> = (0..manifest.parts())
         .map(|p| part_key(job.generation, job.shard, p))
         .collect();
@@ -414,7 +414,7 @@ pub(crate) fn sidecar_key(key: &str) -> Result<String, PipelineError> {
 /// The model at `key` and its `.json` sidecar, fetched into the cache; the local path of
 /// the model.
 pub(crate) fn fetch_model(
-    store: &RunStore,
+    store: &Store,
     key: &str,
     cache: &Path,
 ) -> Result<std::path::PathBuf, PipelineError> {
@@ -446,7 +446,7 @@ pub struct GenerationStatus {
 }
 
 /// Every generation with self-play objects in the run, in order.
-pub fn generation_status(store: &RunStore) -> Result<Vec<GenerationStatus>, PipelineError> {
+pub fn generation_status(store: &Store) -> Result<Vec<GenerationStatus>, PipelineError> {
     let mut by_generation: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     for object in store.list("selfplay/")? {
         let mut parts = object.key.splitn(3, '/');
@@ -599,7 +599,7 @@ mod tests {
     #[test]
     fn manifests_are_created_once_and_never_replaced() {
         let tmp = ninjazero_testkit::temp_dir();
-        let store = RunStore::open(tmp.path().to_str().unwrap()).unwrap();
+        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
         let m = manifest();
         assert!(m.publish(&store).unwrap());
         assert!(

@@ -11,7 +11,7 @@ use ninjazero_model::parse_device;
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
     run_local, run_slurm, PipelineError, PipelinePreset, Progress as _, RunConfig, RunContext,
-    RunStore, Setting, SlurmOptions,
+    Setting, SlurmOptions, Store,
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -121,7 +121,7 @@ pub struct SlurmArgs {
 
 /// `matches`: the command line's, which tell the options given from clap's defaults.
 pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
-    let store = RunStore::open(&args.run)?;
+    let store = Store::open(&args.run)?;
     if let Some(player) = &args.first_player {
         // Checked for the run's variant before anything is stored.
         let variant = match RunConfig::load_from(&store) {
@@ -167,7 +167,7 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
 }
 
 /// The Slurm options from the command line, with their defaults.
-fn slurm_options(store: &RunStore, args: &PipelineArgs) -> anyhow::Result<SlurmOptions> {
+fn slurm_options(store: &Store, args: &PipelineArgs) -> anyhow::Result<SlurmOptions> {
     let program = match &args.slurm.worker_program {
         Some(program) => program.clone(),
         None => std::env::current_exe().context("finding this program for the workers")?,
@@ -199,7 +199,7 @@ fn slurm_options(store: &RunStore, args: &PipelineArgs) -> anyhow::Result<SlurmO
 /// `--generations` is not among them: it is how far to take the run, and may be changed to
 /// extend it.
 fn load_or_create_config(
-    store: &RunStore,
+    store: &Store,
     args: &PipelineArgs,
     matches: &ArgMatches,
 ) -> anyhow::Result<RunConfig> {
@@ -269,7 +269,7 @@ mod tests {
         let load = |extra: &[&str]| {
             let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
             let (args, matches) = parse(&options);
-            let store = RunStore::open(run).unwrap();
+            let store = Store::open(run).unwrap();
             load_or_create_config(&store, &args, &matches).map_err(|e| format!("{e:#}"))
         };
         let created = load(&["--variant", "chess", "--seed", "0"]).unwrap();

@@ -13,7 +13,7 @@ use ninjazero_pipeline::stages::{selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
     generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig, RunContext,
-    RunStore, ShardOutcome, Stage,
+    ShardOutcome, Stage, Store,
 };
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
@@ -301,14 +301,14 @@ fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
 }
 
 /// Sizes the worker's thread pools, and opens the run; its store and the local cache.
-fn open_worker(args: &StageArgs) -> anyhow::Result<(RunStore, PathBuf)> {
+fn open_worker(args: &StageArgs) -> anyhow::Result<(Store, PathBuf)> {
     let threads = args.threads.unwrap_or_else(super::available_threads);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .context("starting the worker threads")?;
     tch::set_num_threads(threads as i32);
-    let store = RunStore::open(&args.run)?;
+    let store = Store::open(&args.run)?;
     let cache = args
         .cache
         .clone()
@@ -388,7 +388,7 @@ pub fn default_cache(url: &str) -> PathBuf {
 }
 
 fn plan(args: ManifestArgs) -> anyhow::Result<()> {
-    let store = RunStore::open(&args.run)?;
+    let store = Store::open(&args.run)?;
     if let Some(model) = &args.model {
         if !store.exists(model)? {
             anyhow::bail!("{}/{model}: no such model in the run", store.url());
@@ -423,7 +423,7 @@ fn plan(args: ManifestArgs) -> anyhow::Result<()> {
 }
 
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
-    let store = RunStore::open(&args.run)?;
+    let store = Store::open(&args.run)?;
     let generations = generation_status(&store)?;
     if generations.is_empty() {
         println!("{}: no self-play stored", store.url());

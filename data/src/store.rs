@@ -1,13 +1,14 @@
-//! A run's storage behind one URL, through the Apache Arrow project's `object_store`: a
-//! plain path or `file:///abs/path` (a local disk or a shared filesystem) and
-//! `s3://bucket/prefix` (any S3-compatible store; built with the `s3` feature) are the same
-//! layout of keys under a prefix, read and written by one code path.
+//! Storage behind one URL, through the Apache Arrow project's `object_store`: a plain path
+//! or `file:///abs/path` (a local disk or a shared filesystem) and `s3://bucket/prefix` (any
+//! S3-compatible store; built with the `s3` feature) are the same layout of keys under a
+//! prefix, read and written by one code path. A pipeline run, a ladder's games and a
+//! piece-value study's matches each live in one, so the jobs of a cluster can share them.
 //!
-//! Objects are written once: [`RunStore::put_new`] is a create-only put, so two workers that
+//! Objects are written once: [`Store::put_new`] is a create-only put, so two workers that
 //! race for one object leave the first one's and the second learns it
 //! ([`StoreError::AlreadyExists`]); the data a run is made of is never overwritten. Only
-//! what is rewritten by design (the settings when a run is extended, the report) goes
-//! through [`RunStore::put`].
+//! what is rewritten by design (the settings when a run is extended, a report, the growing
+//! prefix of a series of match games) goes through [`Store::put`].
 //!
 //! `object_store` is async; the store owns a current-thread tokio runtime and blocks on it,
 //! so callers stay synchronous (a worker does one thing at a time anyway).
@@ -23,7 +24,7 @@ use std::sync::Arc;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "{url}: not a run location ({reason}); give a path, file:///abs/path or s3://bucket/prefix"
+        "{url}: not a storage location ({reason}); give a path, file:///abs/path or s3://bucket/prefix"
     )]
     BadUrl { url: String, reason: String },
     #[error("{url}: this build has no s3:// support (build with the `s3` feature)")]
@@ -72,8 +73,9 @@ pub struct StoredObject {
     pub size: u64,
 }
 
-/// A run's storage: a prefix in an object store, with the runtime that drives it.
-pub struct RunStore {
+/// A run's (or a ladder's, or a study's) storage: a prefix in an object store, with the
+/// runtime that drives it.
+pub struct Store {
     /// The URL as given, for messages.
     url: String,
     store: Arc<dyn ObjectStore>,
@@ -83,18 +85,18 @@ pub struct RunStore {
     local_root: Option<PathBuf>,
 }
 
-impl std::fmt::Debug for RunStore {
+impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunStore").field("url", &self.url).finish()
+        f.debug_struct("Store").field("url", &self.url).finish()
     }
 }
 
-impl RunStore {
-    /// Opens the run at `url`: a plain path or `file:///abs/path` (the directory is created),
+impl Store {
+    /// Opens the storage at `url`: a plain path or `file:///abs/path` (the directory is created),
     /// or `s3://bucket/prefix` (endpoint and credentials from the `AWS_*` environment
     /// variables; the bucket is checked, so a store that is down, a wrong key or a missing
     /// bucket is reported here, once).
-    pub fn open(url: &str) -> Result<RunStore, StoreError> {
+    pub fn open(url: &str) -> Result<Store, StoreError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -117,7 +119,7 @@ impl RunStore {
             Some(("s3", rest)) => s3(url, rest)?,
             Some((scheme, _)) => return Err(bad(&format!("unknown scheme {scheme}://"))),
         };
-        let run = RunStore {
+        let run = Store {
             url: url.trim_end_matches('/').to_string(),
             store: backend.store,
             prefix: backend.prefix,
@@ -166,7 +168,7 @@ impl RunStore {
         put.map(drop).map_err(|e| self.error(key, e))
     }
 
-    /// [`RunStore::put_new`] of a local file's contents.
+    /// [`Store::put_new`] of a local file's contents.
     pub fn put_new_file(&self, key: &str, file: &Path) -> Result<(), StoreError> {
         let bytes = std::fs::read(file).map_err(|error| StoreError::Io {
             path: file.to_path_buf(),
@@ -195,13 +197,21 @@ impl RunStore {
             return Ok(path);
         }
         let bytes = self.get(key)?;
-        ninjazero_data::atomic::write_atomically(&path, &bytes).map_err(|error| {
-            StoreError::Io {
-                path: path.clone(),
-                error,
-            }
+        crate::atomic::write_atomically(&path, &bytes).map_err(|error| StoreError::Io {
+            path: path.clone(),
+            error,
         })?;
         Ok(path)
+    }
+
+    /// Removes the object at `key`, if there is one: for a rewritten result that no longer
+    /// holds (a study's `match-values.txt` when a piece has no value).
+    pub fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let location = self.key(key);
+        match self.runtime.block_on(self.store.delete(&location)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.error(key, e)),
+        }
     }
 
     /// Whether an object is stored at `key`.
@@ -462,12 +472,12 @@ fn short(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn stores(dir: &Path) -> [RunStore; 2] {
+    fn stores(dir: &Path) -> [Store; 2] {
         let plain = dir.join("plain");
         let url = format!("file://{}", dir.join("url").display());
         [
-            RunStore::open(plain.to_str().unwrap()).unwrap(),
-            RunStore::open(&url).unwrap(),
+            Store::open(plain.to_str().unwrap()).unwrap(),
+            Store::open(&url).unwrap(),
         ]
     }
 
@@ -491,6 +501,9 @@ mod tests {
             assert!(!store.exists("a/b/two.json").unwrap());
             let missing = store.get("a/b/two.json").unwrap_err();
             assert!(matches!(missing, StoreError::NotFound { .. }), "{missing}");
+            store.delete("a/b/one.json").unwrap();
+            assert!(!store.exists("a/b/one.json").unwrap());
+            store.delete("a/b/one.json").unwrap();
         }
     }
 
@@ -526,7 +539,7 @@ mod tests {
             ("http://host/x", "unknown scheme http://"),
             ("file://relative/x", "needs an absolute path"),
         ] {
-            let error = RunStore::open(url).unwrap_err().to_string();
+            let error = Store::open(url).unwrap_err().to_string();
             assert!(
                 error.starts_with(url) && error.contains(expected),
                 "{error}"
@@ -536,7 +549,7 @@ mod tests {
         assert_eq!(s3_code(body).as_deref(), Some("NoSuchBucket: gone"));
         assert!(denied(body) && s3_code("plain").is_none());
         #[cfg(not(feature = "s3"))]
-        assert!(RunStore::open("s3://b/p")
+        assert!(Store::open("s3://b/p")
             .unwrap_err()
             .to_string()
             .contains("`s3` feature"));
