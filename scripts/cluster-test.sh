@@ -13,7 +13,8 @@
 # window.json lists exactly those objects, promotion decisions in order) and that it equals
 # a --scheduler local run of the same seed object for object. Before the pipelines, the
 # handicap matches of a piece-value study run as Slurm arrays (`worker match values`, one
-# wave per round) and must give the values of one process.
+# wave per round) into s3:// and must give the values of one process, and a ladder's games
+# are shared by an array (`worker match ladder`) in s3:// and merged without playing again.
 #
 # It stops every service it started, whatever happens. Where Slurm cannot be installed (not
 # root, no apt-get) it prints one SKIPPED line, except under CI=true, where that fails.
@@ -140,41 +141,66 @@ cluster_run() {
   say "$name: K shards, K·M distinct ids, windows, decisions in order, equal to the local run"
 }
 
-# Piece values from handicap matches shared by a Slurm array (`worker match values`): one
-# wave of 4 jobs per self-consistent round, each after the last, then `values` merges the
-# parts. Its values must equal one process's.
+# Piece values from handicap matches shared by a Slurm array (`worker match values`) in
+# the store at $1: one wave of 4 jobs per self-consistent round, each after the last, then
+# `values` merges the parts. Its values must equal one process's (in a local directory).
 shared_matches() {
-  local t0=$SECONDS
+  local out=$1 t0=$SECONDS
   local matches="--variant chess --player alphabeta:depth=1 --rounds 2 --games 30 --max-plies 300 --bootstrap 20 --threads 1 --device cpu"
   # shellcheck disable=SC2086 # $matches is a list of words
   "$bin" values $matches --out "$work/values-local" > "$work/values-local.log" 2>&1
-  local job="'$bin' worker match values --shard \$SLURM_ARRAY_TASK_ID --shards 4 $matches --out '$work/values-shared'"
+  local job="'$bin' worker match values --shard \$SLURM_ARRAY_TASK_ID --shards 4 $matches --out '$out'"
   local wave1 wave2
   wave1=$(sbatch --parsable --job-name=values-round-1 --output="$work/logs/values-%A_%a.out" --array=0-3 --wrap "$job")
   wave2=$(sbatch --parsable --job-name=values-round-2 --output="$work/logs/values-%A_%a.out" --array=0-3 \
     --dependency="afterok:$wave1" --kill-on-invalid-dep=yes --wrap "$job")
   sbatch --parsable --job-name=values-merge --output="$work/values-shared.log" \
     --dependency="afterok:$wave2" --kill-on-invalid-dep=yes \
-    --wrap "'$bin' values $matches --out '$work/values-shared'" > /dev/null
+    --wrap "'$bin' values $matches --out '$out'" > /dev/null
   wait_for 300 queue_empty
-  rows() { grep '| handicap matches |' "$1"; }
-  if ! [ -s "$work/values-shared/match-values.txt" ] \
-    || ! cmp -s "$work/values-local/match-values.txt" "$work/values-shared/match-values.txt" \
-    || [ "$(rows "$work/values-local/values.md")" != "$(rows "$work/values-shared/values.md")" ]; then
-    say "FAILED: the values of the shared matches differ from one process's:"
+  # The merge prints the report it stores as values.md.
+  rows() { grep '| handicap matches |' "$1" || true; }
+  local values
+  values=$(cat "$work/values-local/match-values.txt")
+  if [ -z "$(rows "$work/values-shared.log")" ] \
+    || [ "$(rows "$work/values-local/values.md")" != "$(rows "$work/values-shared.log")" ] \
+    || ! grep -q "wrote $out/values.md" "$work/values-shared.log"; then
+    say "FAILED: the values of the matches shared in $out differ from one process's:"
     tail -n 20 "$work/values-shared.log" "$work/values-local/values.md"
     exit 1
   fi
-  say "matches: 2 rounds x 4 array jobs, merged: the values of one process ($(cat "$work/values-shared/match-values.txt")) in $((SECONDS - t0)) s"
+  say "matches: 2 rounds x 4 array jobs in $out, merged: the values of one process ($values) in $((SECONDS - t0)) s"
+}
+
+# A ladder's games shared by a Slurm array (`worker match ladder`) in the store at $1: the
+# ladder run after them must find every game stored and play none.
+shared_ladder() {
+  local dir=$1 t0=$SECONDS
+  local ladder="--variant insane-ninja --player random --games 4 --ms 20 --max-plies 40 --threads 1 --device cpu"
+  local shards
+  shards=$(sbatch --parsable --job-name=ladder-shards --output="$work/logs/ladder-%A_%a.out" --array=0-1 \
+    --wrap "'$bin' worker match ladder --shard \$SLURM_ARRAY_TASK_ID --shards 2 $ladder --dir '$dir'")
+  sbatch --parsable --job-name=ladder-merge --output="$work/ladder-merge.log" \
+    --dependency="afterok:$shards" --kill-on-invalid-dep=yes \
+    --wrap "'$bin' ladder $ladder --dir '$dir'" > /dev/null
+  wait_for 300 queue_empty
+  # 9 pairings (the anchors' chain and random against each) of 4 games.
+  if ! grep -q "^0 games played now, 36 reused from $dir" "$work/ladder-merge.log" 2> /dev/null; then
+    say "FAILED: the ladder did not find the 36 games its 2 array jobs stored in $dir:"
+    tail -n 20 "$work/ladder-merge.log" "$work"/logs/ladder-*.out
+    exit 1
+  fi
+  say "ladder: 2 array jobs stored 36 games in $dir, the ladder merged them and played none in $((SECONDS - t0)) s"
 }
 
 mkdir -p "$work/logs" "$work/s3"
-shared_matches
 cluster_run "file://$work/file-run" file
 
 bucket=ninjazero-cluster
 seaweedfs_start "$work/s3" "$bucket"
 say "SeaweedFS at $AWS_ENDPOINT_URL"
+shared_matches "s3://$bucket/values"
+shared_ladder "s3://$bucket/ladder"
 cluster_run "s3://$bucket/run" s3
 
 say "passed in $((SECONDS - started)) s"

@@ -9,8 +9,9 @@
 //!   does not depend on the machine).
 //! - Pairings: the player against every anchor, and each anchor against the next one, so
 //!   that the anchors' own scale is fitted from their games too.
-//! - Storage: one JSON file per pairing in the ladder directory, named by the two spec texts,
-//!   written atomically after every few pairs. A later ladder in the same directory reuses
+//! - Storage: one JSON object per pairing in the ladder's [`Store`] (a directory,
+//!   `file://` or `s3://`), named by the two spec texts, rewritten whole after every few
+//!   pairs. A later ladder in the same directory reuses
 //!   the anchors' games among themselves, and a killed ladder run again reuses every game
 //!   already played: a pairing plays only the games it still lacks, with the openings of
 //!   one long arena (pair `k` always gets opening `k`).
@@ -21,12 +22,12 @@
 
 use crate::arena::{run_arena, ArenaConfig, ArenaGame};
 use crate::rating::{fit_ratings, PairingScore, Rating, RatingError};
-use crate::series::{slice_files, slice_path, Series, Shard};
+use crate::series::{slice_key, slice_keys, Series, Shard};
+use ninjazero_data::store::{Store, StoreError};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
 use ninjazero_search::{EngineSpec, SpecError};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 
 /// Virtual draws added to every pairing of the fit (see [`crate::rating`]): one keeps a
 /// clean sweep finite while moving a score of 20 games by at most 2.5 %.
@@ -45,7 +46,7 @@ pub struct LadderSettings {
 }
 
 /// A ladder run: the variant, the player, the time per move of the time-limited anchors,
-/// games per pairing and the directory of the stored games.
+/// games per pairing and where the games are stored.
 #[derive(Clone, Debug)]
 pub struct LadderJob {
     pub variant: Variant,
@@ -54,7 +55,9 @@ pub struct LadderJob {
     pub ms: u64,
     /// Games per pairing (rounded up to whole pairs of openings).
     pub games: usize,
-    pub dir: PathBuf,
+    /// Where the games are stored, one object per pairing: a directory, `file:///abs/path`
+    /// or `s3://bucket/prefix` ([`Store::open`]).
+    pub location: String,
     pub settings: LadderSettings,
     /// Games played at once, one per thread.
     pub threads: usize,
@@ -91,7 +94,7 @@ pub struct LadderRow {
 }
 
 /// The ladder's outcome: every player's rating, strongest first (none for a shard's job),
-/// and how many games were played now and reused from the directory.
+/// and how many games were played now and reused from the store.
 #[derive(Clone, Debug)]
 pub struct LadderReport {
     pub rows: Vec<LadderRow>,
@@ -106,8 +109,11 @@ pub enum LadderError {
     /// program); the message names the player.
     #[error(transparent)]
     Player(#[from] SpecError),
-    #[error("{path}: {message}", path = .path.display())]
-    File { path: PathBuf, message: String },
+    /// A stored pairing that cannot be read, or holds other games.
+    #[error("{object}: {message}")]
+    Stored { object: String, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
     #[error("{0}")]
     Arena(String),
     #[error(transparent)]
@@ -191,24 +197,24 @@ pub fn pairing_stem(a: &str, b: &str) -> String {
     format!("{}--vs--{}", slug(a), slug(b))
 }
 
-/// The stored games of one file of a pairing, as pairs from its first pair on; a file of
-/// other specs, another variant or other settings is an error.
-fn load(path: &Path, expected: &PairingGames) -> Result<PairingGames, LadderError> {
-    let file_error = |message: String| LadderError::File {
-        path: path.to_path_buf(),
+/// The stored games of one object of a pairing, as pairs from its first pair on; an
+/// object of other specs, another variant or other settings is an error.
+fn load(store: &Store, key: &str, expected: &PairingGames) -> Result<PairingGames, LadderError> {
+    let stored_error = |message: String| LadderError::Stored {
+        object: format!("{}/{key}", store.url()),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
+    let bytes = store.get(key)?;
     let stored: PairingGames =
-        serde_json::from_str(&text).map_err(|e| file_error(format!("cannot read it: {e}")))?;
+        serde_json::from_slice(&bytes).map_err(|e| stored_error(format!("cannot read it: {e}")))?;
     if (&stored.variant, &stored.a, &stored.b) != (&expected.variant, &expected.a, &expected.b) {
-        return Err(file_error(format!(
+        return Err(stored_error(format!(
             "holds {} vs {} on {}, not {} vs {} on {}",
             stored.a, stored.b, stored.variant, expected.a, expected.b, expected.variant
         )));
     }
     if stored.settings != expected.settings {
-        return Err(file_error(format!(
+        return Err(stored_error(format!(
             "played with other settings ({:?}, now {:?}); use another ladder directory",
             stored.settings, expected.settings
         )));
@@ -216,17 +222,12 @@ fn load(path: &Path, expected: &PairingGames) -> Result<PairingGames, LadderErro
     Ok(stored)
 }
 
-fn save(path: &Path, pairing: &PairingGames) -> Result<(), LadderError> {
-    let json = serde_json::to_string_pretty(pairing).map_err(|e| LadderError::File {
-        path: path.to_path_buf(),
+fn save(store: &Store, key: &str, pairing: &PairingGames) -> Result<(), LadderError> {
+    let json = serde_json::to_string_pretty(pairing).map_err(|e| LadderError::Stored {
+        object: format!("{}/{key}", store.url()),
         message: e.to_string(),
     })?;
-    ninjazero_data::atomic::write_atomically(path, (json + "\n").as_bytes()).map_err(|e| {
-        LadderError::File {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
-    })
+    Ok(store.put(key, (json + "\n").into_bytes())?)
 }
 
 /// The two games of one opening (player A as White, then as Black).
@@ -240,33 +241,30 @@ fn whole_pairs(games: &[ArenaGame]) -> Vec<Pair> {
         .collect()
 }
 
-/// Every stored pair of the pairing, from the whole file and the parts of shards (an odd
+/// Every stored pair of the pairing, from the whole series and the parts of shards (an odd
 /// game left by an older version is dropped: pairs stay whole).
 fn stored_pairs(
-    job: &LadderJob,
+    store: &Store,
     pairing: &PairingGames,
     pairs: usize,
 ) -> Result<Series<Pair>, LadderError> {
     let stem = pairing_stem(&pairing.a, &pairing.b);
-    let files = slice_files(&job.dir, &stem).map_err(|e| LadderError::File {
-        path: job.dir.clone(),
-        message: e.to_string(),
-    })?;
     let mut series = Series::new(pairs);
-    for path in files {
-        let stored = load(&path, pairing)?;
+    for key in slice_keys(store, "", &stem)? {
+        let stored = load(store, &key, pairing)?;
         series.insert(stored.first_pair, whole_pairs(&stored.games));
     }
     Ok(series)
 }
 
-/// Plays the pairs of pairing `a` vs `b` that its stored files lack among those this job
-/// plays (all, or its shard's), storing them after every batch of `threads` pairs in the
-/// whole file (or the shard's part); returns how many games were stored before and how
+/// Plays the pairs of pairing `a` vs `b` that `store` lacks among those this job plays
+/// (all, or its shard's), storing them after every batch of `threads` pairs in the whole
+/// series (or the shard's part); returns how many games were stored before and how
 /// many were played now, and the pairing's games when every pair is known.
 /// `progress(games)` is called after every pair with this job's games so far.
 fn complete_pairing(
     job: &LadderJob,
+    store: &Store,
     a: &EngineSpec,
     b: &EngineSpec,
     progress: &(dyn Fn(usize) + Sync),
@@ -281,10 +279,10 @@ fn complete_pairing(
     };
     let pairs = job.games.div_ceil(2);
     let range = job.shard.map_or(0..pairs, |shard| shard.range(pairs));
-    let mut series = stored_pairs(job, &pairing, pairs)?;
+    let mut series = stored_pairs(store, &pairing, pairs)?;
     let stored = 2 * series.known(range.clone());
-    let path = slice_path(
-        &job.dir,
+    let key = slice_key(
+        "",
         &pairing_stem(&pairing.a, &pairing.b),
         job.shard.is_some().then_some(&range),
     );
@@ -322,7 +320,7 @@ fn complete_pairing(
         },
         &mut |prefix| {
             pairing.games = prefix.into_iter().flatten().collect();
-            save(&path, &pairing)
+            save(store, &key, &pairing)
         },
     )?;
     Ok(PairingOutcome {
@@ -372,10 +370,7 @@ pub fn run_ladder(
         }
     };
     check_players(job, &players)?;
-    std::fs::create_dir_all(&job.dir).map_err(|e| LadderError::File {
-        path: job.dir.clone(),
-        message: e.to_string(),
-    })?;
+    let store = Store::open(&job.location)?;
     let texts: Vec<String> = players.iter().map(EngineSpec::to_string).collect();
     let pairs = pairings(&texts, anchor_count, player);
     let pairs_per_pairing = job.games.div_ceil(2);
@@ -387,7 +382,7 @@ pub fn run_ladder(
     for (index, &(a, b)) in pairs.iter().enumerate() {
         let label = format!("{} vs {}", texts[a], texts[b]);
         let base = index * per_pairing;
-        let outcome = complete_pairing(job, &players[a], &players[b], &|n| {
+        let outcome = complete_pairing(job, &store, &players[a], &players[b], &|n| {
             progress(base + n.min(per_pairing), total, &label)
         })?;
         played += outcome.played;

@@ -1,14 +1,14 @@
 //! Long series of numbered games (a ladder pairing's pairs, a handicap's games) played in
 //! slices by independent jobs and merged by index.
 //!
-//! A series is stored as files beside one another in a directory: `STEM.json`, the whole
-//! series as far as it goes, and `STEM.part-A-B.json`, the games `[A, B)` stored by the job
-//! of one [`Shard`]. Game `i` is the same game whoever plays it (its opening and seeds come
+//! A series is stored as objects beside one another under one key prefix of a [`Store`] (a
+//! directory, `file://` or `s3://`): `STEM.json`, the whole series as far as it goes, and
+//! `STEM.part-A-B.json`, the games `[A, B)` stored by the job of one [`Shard`]. Game `i` is the same game whoever plays it (its opening and seeds come
 //! from `i`), so the files merge by index, a slice already stored is never played again,
 //! and a job that is killed loses at most the chunk it was playing.
 
+use ninjazero_data::store::{Store, StoreError};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 
 /// Job `index` of `count` jobs that share every series between them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,36 +43,49 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The file of the series `stem` in `dir` that stores the games of `part` (a shard's
-/// range), or the whole series from game 0 on.
-pub fn slice_path(dir: &Path, stem: &str, part: Option<&Range<usize>>) -> PathBuf {
+/// The key of the series `stem` under `dir` (a key prefix, empty for the store's root)
+/// that stores the games of `part` (a shard's range), or the whole series from game 0 on.
+pub fn slice_key(dir: &str, stem: &str, part: Option<&Range<usize>>) -> String {
     match part {
-        Some(range) => dir.join(format!("{stem}.part-{}-{}.json", range.start, range.end)),
-        None => dir.join(format!("{stem}.json")),
+        Some(range) => under(
+            dir,
+            &format!("{stem}.part-{}-{}.json", range.start, range.end),
+        ),
+        None => under(dir, &format!("{stem}.json")),
     }
 }
 
-/// Every stored file of the series `stem` in `dir`: the whole series first, then the parts
-/// in name order. A directory that does not exist holds none.
-pub fn slice_files(dir: &Path, stem: &str) -> std::io::Result<Vec<PathBuf>> {
-    let whole = dir.join(format!("{stem}.json"));
-    let mut files: Vec<PathBuf> = whole.exists().then_some(whole).into_iter().collect();
-    let prefix = format!("{stem}.part-");
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
-        Err(e) => return Err(e),
+/// The key of `name` under the key prefix `dir`.
+fn under(dir: &str, name: &str) -> String {
+    match dir.trim_end_matches('/') {
+        "" => name.to_string(),
+        dir => format!("{dir}/{name}"),
+    }
+}
+
+/// Every stored object of the series `stem` directly under `dir`: the whole series first,
+/// then the parts in name order. A `dir` with nothing in it holds none.
+pub fn slice_keys(store: &Store, dir: &str, stem: &str) -> Result<Vec<String>, StoreError> {
+    let whole = slice_key(dir, stem, None);
+    let part_prefix = under(dir, &format!("{stem}.part-"));
+    let is_part = |key: &str| {
+        key.strip_prefix(&part_prefix)
+            .is_some_and(|rest| rest.ends_with(".json") && !rest.contains('/'))
     };
-    let mut parts = Vec::new();
-    for entry in entries {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&prefix) && name.ends_with(".json") {
-            parts.push(dir.join(name));
+    let (mut found_whole, mut parts) = (false, Vec::new());
+    for object in store.list(dir)? {
+        if object.key == whole {
+            found_whole = true;
+        } else if is_part(&object.key) {
+            parts.push(object.key);
         }
     }
-    parts.sort();
-    files.extend(parts);
-    Ok(files)
+    // `list` sorts by key, so the parts are in name order.
+    Ok(found_whole
+        .then_some(whole)
+        .into_iter()
+        .chain(parts)
+        .collect())
 }
 
 /// The games of one series known so far, by index.
@@ -190,21 +203,25 @@ mod tests {
     }
 
     #[test]
-    fn stored_files_are_the_whole_series_then_its_parts() {
+    fn stored_objects_are_the_whole_series_then_its_parts() {
         let dir = ninjazero_testkit::temp_dir();
-        assert!(slice_files(&dir.path().join("none"), "a")
-            .unwrap()
-            .is_empty());
-        for range in [4..8, 0..4] {
-            std::fs::write(slice_path(dir.path(), "a", Some(&range)), "").unwrap();
+        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        assert!(slice_keys(&store, "none", "a").unwrap().is_empty());
+        let keys = [
+            slice_key("m", "a", Some(&(4..8))),
+            slice_key("m", "a", Some(&(0..4))),
+            slice_key("m/", "a", None),
+            "m/ab.json".to_string(),
+            "m/round-1/a.json".to_string(),
+            slice_key("", "a", None),
+        ];
+        for key in &keys {
+            store.put_new(key, Vec::new()).unwrap();
         }
-        std::fs::write(slice_path(dir.path(), "a", None), "").unwrap();
-        std::fs::write(dir.path().join("ab.json"), "").unwrap();
-        let names: Vec<String> = slice_files(dir.path(), "a")
-            .unwrap()
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["a.json", "a.part-0-4.json", "a.part-4-8.json"]);
+        assert_eq!(
+            slice_keys(&store, "m", "a").unwrap(),
+            ["m/a.json", "m/a.part-0-4.json", "m/a.part-4-8.json"]
+        );
+        assert_eq!(slice_keys(&store, "", "a").unwrap(), ["a.json"]);
     }
 }

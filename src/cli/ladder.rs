@@ -9,7 +9,6 @@ use ninjazero_arena::{run_ladder, LadderJob, LadderReport, LadderSettings, Shard
 use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
-use std::path::PathBuf;
 use tch::Device;
 
 #[derive(Args, Debug)]
@@ -31,11 +30,12 @@ pub struct LadderArgs {
     /// colours). [range: 1 to 100000]
     #[arg(long, value_parser = whole::<usize>(1, 100_000), default_value_t = 20)]
     games: usize,
-    /// Where the games are stored, one file per pairing (default: ladders/VARIANT); a rerun
-    /// reuses them, as do later ladders of other players, and it merges the parts that
-    /// `worker match ladder` jobs stored there.
+    /// Where the games are stored, one file per pairing: a directory, file:///abs/path or
+    /// s3://bucket/prefix (default: ladders/VARIANT). A rerun reuses them, as do later
+    /// ladders of other players, and it merges the parts that `worker match ladder` jobs
+    /// stored there.
     #[arg(long)]
-    dir: Option<PathBuf>,
+    dir: Option<String>,
     /// Random legal plies from the start position that make an opening. [range: 0 to 200]
     #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 6)]
     opening_plies: usize,
@@ -69,9 +69,9 @@ pub fn job(args: LadderArgs, shard: Option<Shard>) -> anyhow::Result<LadderJob> 
         player,
         ms: args.ms,
         games: args.games,
-        dir: args
+        location: args
             .dir
-            .unwrap_or_else(|| PathBuf::from("ladders").join(args.variant.id())),
+            .unwrap_or_else(|| format!("ladders/{}", args.variant.id())),
         settings: LadderSettings {
             opening_plies: args.opening_plies,
             max_plies: args.max_plies,
@@ -102,9 +102,7 @@ pub fn run(args: LadderArgs) -> anyhow::Result<()> {
     print!("{}", report.table());
     println!(
         "{} games played now, {} reused from {} (random fixed at 0; 95 % intervals)",
-        report.played,
-        report.reused,
-        job.dir.display()
+        report.played, report.reused, job.location
     );
     Ok(())
 }

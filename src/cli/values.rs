@@ -31,11 +31,13 @@ pub struct ValuesArgs {
     /// MCTS with --model at --sims simulations, or the model-free MCTS.
     #[arg(long)]
     player: Option<EngineSpec>,
-    /// Output directory: values.md, values.csv, values.png, match-values.txt (the match
-    /// values as an alpha-beta `values=` option) and the match results under matches/ (a
-    /// rerun keeps the games already played). Default: values-VARIANT.
+    /// Output: a directory, file:///abs/path or s3://bucket/prefix, holding values.md,
+    /// values.csv, values.png, match-values.txt (the match values as an alpha-beta
+    /// `values=` option) and the match results under matches/ (a rerun keeps the games
+    /// already played, and merges what `worker match values` jobs stored). Default:
+    /// values-VARIANT.
     #[arg(long)]
-    out: Option<PathBuf>,
+    out: Option<String>,
     /// Games per handicap (Pawn odds and each piece), half with each colour handicapped;
     /// 0 skips the matches. [range: 0 to 10000000]
     #[arg(long, value_parser = whole::<usize>(0, 10_000_000), default_value_t = 400)]
@@ -74,7 +76,7 @@ pub struct ValuesArgs {
 
 /// The study the arguments ask for, and its output directory; refused when it cannot give
 /// a result (see [`Study::check`]).
-pub fn study(args: ValuesArgs) -> anyhow::Result<(Study, PathBuf)> {
+pub fn study(args: ValuesArgs) -> anyhow::Result<(Study, String)> {
     let player = args
         .player
         .clone()
@@ -89,7 +91,7 @@ pub fn study(args: ValuesArgs) -> anyhow::Result<(Study, PathBuf)> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("values-{variant}")));
+        .unwrap_or_else(|| format!("values-{variant}"));
     let study = Study {
         variant,
         data: args.data,
@@ -113,9 +115,6 @@ pub fn run(args: ValuesArgs) -> anyhow::Result<()> {
     let (study, out) = study(args)?;
     let report = ninjazero_values::study::run(&study, &out, &StageBars::default())?;
     println!("{}", report.markdown);
-    println!(
-        "wrote {}, values.csv and values.png",
-        out.join("values.md").display()
-    );
+    println!("wrote {out}/values.md, values.csv and values.png");
     Ok(())
 }

@@ -55,11 +55,12 @@ pub enum WorkerCommand {
 #[derive(Subcommand, Debug)]
 pub enum MatchCommand {
     /// Shard K of N of a ladder: its slice of every pairing's openings, stored beside the
-    /// pairing's file in --dir as PAIRING.part-F-L.json.
+    /// pairing's object in --dir (a directory, file:// or s3://) as PAIRING.part-F-L.json.
     Ladder(LadderShardArgs),
     /// Shard K of N of the handicap matches of `values`: its slice of every handicap's
     /// games of the first round that is not complete (self-consistent rounds: one wave of
-    /// jobs per round, each after the last), stored under --out/matches/ as parts.
+    /// jobs per round, each after the last), stored under --out/matches/ (a directory,
+    /// file:// or s3://) as parts.
     Values(ValuesShardArgs),
 }
 
@@ -271,9 +272,7 @@ fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
             let report = super::ladder::play(&job)?;
             println!(
                 "ladder {shard}: {} games played now, {} were stored in {}",
-                report.played,
-                report.reused,
-                job.dir.display()
+                report.played, report.reused, job.location
             );
         }
         MatchCommand::Values(args) => {
@@ -285,14 +284,12 @@ fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
                     done.round
                 ),
                 Some(done) => println!(
-                    "matches {shard}: round {}: {} games played now into {}",
+                    "matches {shard}: round {}: {} games played now into {out}/matches",
                     done.round,
                     done.played,
-                    out.join("matches").display()
                 ),
                 None => println!(
-                    "matches {shard}: every round is complete in {}; nothing to play",
-                    out.join("matches").display()
+                    "matches {shard}: every round is complete in {out}/matches; nothing to play"
                 ),
             }
         }

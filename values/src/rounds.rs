@@ -10,14 +10,17 @@ use crate::matches::{
 use crate::report::MethodRun;
 use crate::study::{Progress, Study, ValuesError};
 use crate::{Estimate, Measurement, Method, PieceKind};
-use ninjazero_arena::series::{slice_files, slice_path, Series, Shard};
-use ninjazero_data::atomic::write_atomically;
+use ninjazero_arena::series::{slice_key, slice_keys, Series, Shard};
+use ninjazero_data::store::Store;
 use ninjazero_rules::{Color, Position, Role, Variant};
 use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// The matches' values as an alpha-beta spec's `values=` option, in the study's store.
+pub const MATCH_VALUES: &str = "match-values.txt";
 
 /// Pawn odds are played with 1 to this many Pawns, which sets the scale.
 pub const PAWN_ODDS: usize = 3;
@@ -41,7 +44,7 @@ pub fn tunable(player: &EngineSpec) -> bool {
     )
 }
 
-/// The games of one handicap as saved in `out/matches/`: reused when the settings match.
+/// The games of one handicap as saved under `matches/`: reused when the settings match.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SavedMatch {
     pub settings: HandicapSettings,
@@ -80,19 +83,20 @@ fn handicaps(kinds: &[PieceKind], variant: Variant) -> Vec<Handicap> {
         .collect()
 }
 
-/// The stored games of one handicap played with `settings`: the whole file and the parts
-/// of shards in `dir` (a file that cannot be read, or holds games of other settings, is
-/// played again and overwritten).
+/// The stored games of one handicap played with `settings`: the whole series and the parts
+/// of shards under the key prefix `dir` (an object that cannot be parsed, or holds games of
+/// other settings, is played again and overwritten; a store that cannot be read is an
+/// error).
 fn stored_games(
-    dir: &Path,
+    store: &Store,
+    dir: &str,
     stem: &str,
     settings: &HandicapSettings,
 ) -> Result<Series<f64>, ValuesError> {
     let mut series = Series::new(settings.games);
-    for path in slice_files(dir, stem).map_err(|e| ValuesError::io(dir, e))? {
-        let saved = std::fs::read_to_string(&path)
+    for key in slice_keys(store, dir, stem)? {
+        let saved = serde_json::from_slice::<SavedMatch>(&store.get(&key)?)
             .ok()
-            .and_then(|text| serde_json::from_str::<SavedMatch>(&text).ok())
             .filter(|saved| saved.settings == *settings);
         if let Some(saved) = saved {
             series.insert(saved.first_game, saved.scores.points);
@@ -101,30 +105,36 @@ fn stored_games(
     Ok(series)
 }
 
-/// Plays (or reads back from `dir`) the handicap games of every board kind, Pawn odds of
-/// 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. `label` is its spec text
-/// as saved with the games and shown in progress (a round's values written out in full:
-/// `alphabeta:depth=2:values=P=1.00,N=1.00,...`). Each handicap's games are saved in `dir`
-/// as `KIND-xCOUNT.json` ([`SavedMatch`]), a few at a time. With `shard`, a round that is
+/// A round's player, and its spec text as saved with the games and shown in progress (a
+/// round's values written out in full: `alphabeta:depth=2:values=P=1.00,N=1.00,...`).
+pub struct RoundPlayer {
+    pub spec: EngineSpec,
+    pub label: String,
+}
+
+/// Plays (or reads back from `dir` in `store`) the handicap games of every board kind, Pawn
+/// odds of 1 to [`PAWN_ODDS`] Pawns included, with `player` on both sides. Each handicap's
+/// games are saved under `dir` as `KIND-xCOUNT.json` ([`SavedMatch`]), a few at a time. With `shard`, a round that is
 /// not complete gets only that shard's games of each handicap, saved as parts
 /// `KIND-xCOUNT.part-F-L.json` ([`crate::series`] describes the merge).
 pub fn play_round(
     kinds: &[PieceKind],
     study: &Study,
-    dir: &Path,
-    player: &EngineSpec,
-    label: &str,
+    store: &Store,
+    dir: &str,
+    player: &RoundPlayer,
     shard: Option<Shard>,
     progress: &dyn Progress,
 ) -> Result<RoundOutcome, ValuesError> {
+    let label = &player.label;
     let settings = HandicapSettings {
-        player: label.to_string(),
+        player: label.clone(),
         games: study.games,
         opening_plies: study.opening_plies,
         max_plies: study.max_plies,
         seed: study.seed,
     };
-    let make_player = player.factory(study.variant, study.device, study.seed);
+    let make_player = player.spec.factory(study.variant, study.device, study.seed);
     let threads = study.threads.max(1);
     if threads > 1 {
         // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
@@ -137,7 +147,7 @@ pub fn play_round(
     };
     let mut stored = handicaps
         .iter()
-        .map(|handicap| stored_games(dir, &stem(handicap), &settings))
+        .map(|handicap| stored_games(store, dir, &stem(handicap), &settings))
         .collect::<Result<Vec<_>, _>>()?;
     let was_complete = stored.iter().all(Series::is_complete);
     let range = shard.map_or(0..study.games, |s| s.range(study.games));
@@ -148,7 +158,7 @@ pub fn play_round(
         .filter(|(_, series)| !series.is_complete());
     for (handicap, series) in incomplete {
         let Handicap { kind, count } = *handicap;
-        let path = slice_path(dir, &stem(handicap), shard.is_some().then_some(&range));
+        let key = slice_key(dir, &stem(handicap), shard.is_some().then_some(&range));
         let message = format!("{count} x {} odds, {label}", kind.name());
         let total = range.len() as u64;
         let done = AtomicU64::new(series.known(range.clone()) as u64);
@@ -180,7 +190,7 @@ pub fn play_round(
                 };
                 let json = serde_json::to_string_pretty(&saved)
                     .map_err(|e| ValuesError::Encode(e.to_string()))?;
-                write_atomically(&path, json.as_bytes()).map_err(|e| ValuesError::io(&path, e))
+                Ok(store.put(&key, json.into_bytes())?)
             },
         )?;
         progress.stage_finished();
@@ -207,7 +217,7 @@ pub fn play_round(
 }
 
 /// Games per thread between two saves of a handicap's games: a killed run loses at most
-/// these, and each save rewrites the file.
+/// these, and each save rewrites the object.
 const MATCH_CHUNK: usize = 16;
 
 /// The values a round's alpha-beta player plays with, in Pawns to two decimals: flat
@@ -267,7 +277,7 @@ enum Rounds {
 fn play_rounds(
     kinds: &[PieceKind],
     study: &Study,
-    out: &Path,
+    store: &Store,
     shard: Option<Shard>,
     progress: &dyn Progress,
 ) -> Result<Rounds, ValuesError> {
@@ -277,18 +287,23 @@ fn play_rounds(
     let mut previous: Option<Vec<Estimate>> = None;
     let mut round = 1;
     loop {
-        let (player, label, dir) = if rounds > 1 {
+        let (player, dir) = if rounds > 1 {
             let values = round_values(kinds, previous.as_deref());
-            (
-                with_values(base, &values),
-                format!("{base}:values={}", values_text(&values)),
-                out.join("matches").join(format!("round-{round}")),
-            )
+            let player = RoundPlayer {
+                spec: with_values(base, &values),
+                label: format!("{base}:values={}", values_text(&values)),
+            };
+            (player, format!("matches/round-{round}"))
         } else {
-            (base.clone(), base.to_string(), out.join("matches"))
+            let player = RoundPlayer {
+                spec: base.clone(),
+                label: base.to_string(),
+            };
+            (player, "matches".to_string())
         };
+        let label = &player.label;
         let (pawn_odds, scores) =
-            match play_round(kinds, study, &dir, &player, &label, shard, progress)? {
+            match play_round(kinds, study, store, &dir, &player, shard, progress)? {
                 RoundOutcome::Complete(scores) => scores,
                 RoundOutcome::Played(games) => return Ok(Rounds::Played { round, games }),
             };
@@ -329,24 +344,24 @@ fn play_rounds(
     }
 }
 
-/// The handicap matches: one round with [`Study::player`] (results in `out/matches/`), or
-/// with [`Study::rounds`] `R > 1` the self-consistent values of an alpha-beta player: round
-/// 1 with every piece worth 1, each later round with the values the previous one measured
-/// (results in `out/matches/round-N/`). The values of the last round are the result, and
-/// are written as `out/match-values.txt` (the `values=` of an alpha-beta spec) when every
+/// The handicap matches: one round with [`Study::player`] (results under `matches/` in
+/// `store`), or with [`Study::rounds`] `R > 1` the self-consistent values of an alpha-beta
+/// player: round 1 with every piece worth 1, each later round with the values the previous
+/// one measured (results under `matches/round-N/`). The values of the last round are the
+/// result, and are written as `match-values.txt` (the `values=` of an alpha-beta spec) when every
 /// piece has one; else that file is removed. Games that shards' jobs stored
 /// ([`play_match_shard`]) are merged, and only the missing ones played.
 pub fn handicap_matches(
     kinds: &[PieceKind],
     study: &Study,
-    out: &Path,
+    store: &Store,
     progress: &dyn Progress,
 ) -> Result<MethodRun, ValuesError> {
     let started = Instant::now();
     let Rounds::Measured {
         estimates,
         notes: round_notes,
-    } = play_rounds(kinds, study, out, None, progress)?
+    } = play_rounds(kinds, study, store, None, progress)?
     else {
         unreachable!("without a shard every round is played to the end");
     };
@@ -358,23 +373,19 @@ pub fn handicap_matches(
     // The measured values in the form an alpha-beta spec takes, for the next experiment
     // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
     // has one, else an old file would pass for this run's values.
-    let path = out.join("match-values.txt");
     match &estimates {
         Ok(measured) if measured.not_enough.is_empty() => {
             let values = round_values(kinds, Some(&measured.estimates));
-            write_atomically(&path, format!("{}\n", values_text(&values)).as_bytes())
-                .map_err(|e| ValuesError::io(&path, e))?;
+            store.put(
+                MATCH_VALUES,
+                format!("{}\n", values_text(&values)).into_bytes(),
+            )?;
         }
         _ => {
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(ValuesError::io(&path, e))
-                }
-                _ => {}
-            }
+            store.delete(MATCH_VALUES)?;
             notes.push(format!(
-                "No {} written: not every piece has a value.",
-                path.display()
+                "No {}/{MATCH_VALUES} written: not every piece has a value.",
+                store.url()
             ));
         }
     }
@@ -394,21 +405,23 @@ pub struct ShardRound {
     pub played: usize,
 }
 
-/// One job of many ([`Shard`]) that share the handicap matches of `study` in `out`: it
+/// One job of many ([`Shard`]) that share the handicap matches of `study` in `out` (a
+/// directory, `file://` or `s3://` URL): it
 /// plays its games of every handicap of the first round that is not complete, stores
 /// them as parts, and measures nothing. Self-consistent rounds need the previous round's
 /// values, so R rounds take R waves of jobs (each after the last); `values` on the same
 /// `out` then merges the parts and reports. Returns `None` when every round is complete.
 pub fn play_match_shard(
     study: &Study,
-    out: &Path,
+    out: &str,
     shard: Shard,
     progress: &dyn Progress,
 ) -> Result<Option<ShardRound>, ValuesError> {
     study.check()?;
+    let store = Store::open(out)?;
     let kinds = PieceKind::of_variant(study.variant);
     Ok(
-        match play_rounds(&kinds, study, out, Some(shard), progress)? {
+        match play_rounds(&kinds, study, &store, Some(shard), progress)? {
             Rounds::Played { round, games } => Some(ShardRound {
                 round,
                 played: games,

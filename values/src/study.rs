@@ -5,7 +5,7 @@
 use crate::report::{csv, markdown, plot, MethodRun};
 use crate::rounds::handicap_matches;
 use crate::{probe::probe, regression::outcome_regression, Estimate, Method, PieceKind};
-use ninjazero_data::atomic::write_atomically;
+use ninjazero_data::store::{Store, StoreError};
 use ninjazero_data::{read_games, DataError, GameRecord};
 use ninjazero_model::{load_evaluator, Evaluator, ModelError};
 use ninjazero_rules::{Position, Variant};
@@ -61,6 +61,8 @@ pub enum ValuesError {
     #[error(transparent)]
     Data(#[from] DataError),
     #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
     Model(#[from] ModelError),
     #[error("{}: no games in the dataset", data.display())]
     NoGames { data: PathBuf },
@@ -107,11 +109,11 @@ pub struct StudyReport {
     pub markdown: String,
 }
 
-/// Runs `study` and writes into `out` (created): `values.md`, `values.csv`, `values.png`,
-/// and from the matches `match-values.txt` (their values as an alpha-beta `values=`
-/// option) and the match results under `matches/` (a rerun keeps the games already played
-/// with the same settings).
-pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyReport, ValuesError> {
+/// Runs `study` and writes into `out` (a directory, created, or a `file://` or `s3://` URL):
+/// `values.md`, `values.csv`, `values.png`, and from the matches `match-values.txt` (their
+/// values as an alpha-beta `values=` option) and the match results under `matches/` (a
+/// rerun keeps the games already played with the same settings).
+pub fn run(study: &Study, out: &str, progress: &dyn Progress) -> Result<StudyReport, ValuesError> {
     study.check()?;
     let variant = study.variant;
     let kinds = PieceKind::of_variant(variant);
@@ -126,13 +128,13 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
         None => Vec::new(),
     };
     // Only once the data is there: a mistyped --data leaves no empty output directory.
-    std::fs::create_dir_all(out).map_err(|e| ValuesError::io(out, e))?;
+    let store = Store::open(out)?;
     let mut runs = Vec::new();
     if let Some(data) = &study.data {
         runs.push(regression(&games, &kinds, data, study));
     }
     if study.games > 0 {
-        runs.push(handicap_matches(&kinds, study, out, progress)?);
+        runs.push(handicap_matches(&kinds, study, &store, progress)?);
     }
     if let Some(model) = &study.model {
         let (mut evaluator, _) = load_evaluator(Some(model), variant, study.device)?;
@@ -150,19 +152,28 @@ pub fn run(study: &Study, out: &Path, progress: &dyn Progress) -> Result<StudyRe
         .filter_map(|r| r.estimates.as_ref().ok())
         .flat_map(|m| m.estimates.iter().cloned())
         .collect();
-    let write = |name: &str, text: &str| {
-        let path = out.join(name);
-        write_atomically(&path, text.as_bytes()).map_err(|e| ValuesError::io(&path, e))
-    };
-    write("values.csv", &csv(variant, &estimates))?;
+    store.put("values.csv", csv(variant, &estimates).into_bytes())?;
     let markdown = markdown(study, games.len(), &runs, &estimates);
-    write("values.md", &markdown)?;
-    plot(&out.join("values.png"), variant, &kinds, &estimates)?;
+    store.put("values.md", markdown.clone().into_bytes())?;
+    store.put("values.png", chart(variant, &kinds, &estimates)?)?;
     Ok(StudyReport {
         runs,
         estimates,
         markdown,
     })
+}
+
+/// `values.png`'s bytes: the chart is drawn into a temporary file (the PNG encoder writes
+/// to a path), which the store then keeps wherever it is.
+fn chart(
+    variant: Variant,
+    kinds: &[PieceKind],
+    estimates: &[Estimate],
+) -> Result<Vec<u8>, ValuesError> {
+    let dir = tempfile::tempdir().map_err(|e| ValuesError::io(&std::env::temp_dir(), e))?;
+    let path = dir.path().join("values.png");
+    plot(&path, variant, kinds, estimates)?;
+    std::fs::read(&path).map_err(|e| ValuesError::io(&path, e))
 }
 
 impl Study {
