@@ -153,7 +153,11 @@ fn values_rejects_bad_input_with_clear_messages() {
         "random",
     ]);
     assert!(!ok);
-    assert!(text.contains("--rounds"), "{text}");
+    assert!(
+        text.contains("2 rounds feed measured values back into an alpha-beta player")
+            && text.contains("(got 'random')"),
+        "{text}"
+    );
     // A share of matches that are not asked for, and a shard past the last.
     for (args, expected) in [
         (["--games", "0", "--shard", "0"], "nothing to measure"),

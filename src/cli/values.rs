@@ -4,12 +4,11 @@
 
 use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, StageBars};
-use anyhow::bail;
 use clap::Args;
 use ninjazero_model::parse_device;
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
-use ninjazero_values::rounds::{default_player, tunable};
+use ninjazero_values::rounds::default_player;
 use ninjazero_values::Study;
 use std::path::PathBuf;
 use tch::Device;
@@ -81,12 +80,6 @@ pub fn study(args: ValuesArgs) -> anyhow::Result<(Study, String)> {
         .player
         .clone()
         .unwrap_or_else(|| default_player(args.model.as_deref(), args.sims));
-    if args.rounds > 1 && !tunable(&player) {
-        bail!(
-            "--rounds {} feeds measured values back into an alpha-beta player: --player must be alphabeta:... without values= (got '{player}')",
-            args.rounds
-        );
-    }
     let variant = args.variant;
     let out = args
         .out
