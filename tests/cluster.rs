@@ -122,11 +122,23 @@ fn check_run(store: &Store) -> Vec<String> {
     keys
 }
 
-/// Asserts that two runs hold the same objects with the same bytes.
+/// Asserts that two runs hold the same objects with the same bytes, but for the reports'
+/// compute sections (timings).
 fn assert_same_objects(run: &Store, reference: &Store, keys: &[String]) {
+    let bytes = |store: &Store, key: &str| {
+        let mut bytes = store.get(key).unwrap();
+        if key.starts_with("reports/") {
+            let text = String::from_utf8(bytes).unwrap();
+            let cut = text
+                .find("\n## Compute")
+                .expect("a report has a compute section");
+            bytes = text.as_bytes()[..cut].to_vec();
+        }
+        bytes
+    };
     for key in keys {
         assert!(
-            run.get(key).unwrap() == reference.get(key).unwrap(),
+            bytes(run, key) == bytes(reference, key),
             "{key} differs between {} and {}",
             run.url(),
             reference.url()
@@ -160,6 +172,40 @@ fn a_local_run_holds_every_object_once_and_a_rerun_does_nothing() {
         summary.contains("against the alphabeta baseline"),
         "{summary}"
     );
+    // Every generation on the scale with random at 0, and against the compute it took.
+    assert!(summary.contains("| Elo, random = 0 (95 %) |"), "{summary}");
+    let compute = summary
+        .split("## Compute")
+        .nth(1)
+        .expect("a compute section");
+    let mut hours = Vec::new();
+    for generation in 0..=2 {
+        let row = compute
+            .lines()
+            .find(|l| l.starts_with(&format!("| {generation} | ")))
+            .unwrap_or_else(|| panic!("generation {generation}: {compute}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        hours.push(cells[2].parse::<f64>().expect("CPU hours"));
+        assert!(cells[5].starts_with(['+', '-']), "a rating: {row}");
+    }
+    assert!(
+        hours[0] == 0.0 && hours[1] > 0.0 && hours[2] > hours[1],
+        "{hours:?}"
+    );
+    let costs: Vec<String> = store
+        .list("cost/")
+        .unwrap()
+        .into_iter()
+        .map(|o| o.key)
+        .collect();
+    let count = |prefix: &str| costs.iter().filter(|k| k.starts_with(prefix)).count();
+    assert_eq!(
+        count("cost/selfplay/"),
+        8,
+        "4 shards × 2 generations: {costs:?}"
+    );
+    assert_eq!(count("cost/train/"), 2, "{costs:?}");
+    assert!(count("cost/arena/gen-0002-vs-gen-0001/") > 0, "{costs:?}");
 
     let (ok, out) = run(&["pipeline", "--run", text(&dir), "--device", "cpu"]);
     assert!(ok, "{out}");

@@ -11,6 +11,9 @@
 //! arena/NAME.json                            the arena's merged result
 //! promotion/gen-NNNN.json                    the decision on generation NNNN, written once
 //! reports/gen-NNNN.md                        the report of the run taken to generation NNNN
+//! cost/selfplay/gen-NNNN/shard-KKKK.json     what each job cost (crate::cost): self-play
+//! cost/train/gen-NNNN/train.json             shards, trainings, arena shards
+//! cost/arena/NAME/shard-SSSS.json
 //! summary.md, elo.png                        the latest report (rewritten)
 //! ```
 
@@ -54,4 +57,19 @@ pub fn promotion_key(generation: u32) -> String {
 /// The report of the run taken to `generations`.
 pub fn report_key(generations: u32) -> String {
     format!("reports/{}.md", generation_name(generations))
+}
+
+/// Where the costs of generation `generation`'s self-play shards are kept.
+pub fn selfplay_cost_prefix(generation: u32) -> String {
+    format!("cost/selfplay/{}/", generation_name(generation))
+}
+
+/// Where the cost of training generation `generation` is kept.
+pub fn train_cost_prefix(generation: u32) -> String {
+    format!("cost/train/{}/", generation_name(generation))
+}
+
+/// Where the costs of arena `name`'s shards are kept.
+pub fn arena_cost_prefix(name: &str) -> String {
+    format!("cost/arena/{name}/")
 }

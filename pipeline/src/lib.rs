@@ -17,6 +17,7 @@
 //! The library prints nothing: progress and log lines go to a [`Progress`].
 
 pub mod config;
+pub mod cost;
 pub mod layout;
 pub mod scheduler;
 pub mod stages;
@@ -31,7 +32,7 @@ pub use scheduler::{run_local, run_slurm, SlurmOptions, SlurmOutcome, Stage};
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
 // The run's storage lives in `data` so that ladders and piece-value studies share it.
 pub use ninjazero_data::store::{Store, StoreError, StoredObject};
-pub use summary::{plot_elo, write_summary, GenerationRow};
+pub use summary::{ladder_scale, plot_elo, write_summary, GenerationRow, RunReport, Scale};
 pub use worker::{
     generation_status, selfplay_shard, GenerationStatus, Manifest, ShardOutcome, ShardState,
 };

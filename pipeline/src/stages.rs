@@ -9,14 +9,15 @@
 //! [`MatchSet::Generation`]) → [`promote`]. At the end, the best network against the
 //! baselines ([`MatchSet::Baselines`]) and the [`report`].
 
+use crate::cost::{stored_costs, Cost, Meter};
 use crate::layout::{
-    arena_key, arena_shard_key, generation_name, model_key, promotion_key, report_key, window_key,
-    ELO_PLOT_KEY, SUMMARY_KEY,
+    arena_cost_prefix, arena_key, arena_shard_key, generation_name, model_key, promotion_key,
+    report_key, selfplay_cost_prefix, train_cost_prefix, window_key, ELO_PLOT_KEY, SUMMARY_KEY,
 };
 use crate::worker::{self, done_key, part_key, selfplay_shard, Manifest, ShardJob, ShardOutcome};
 use crate::{
-    baselines, plot_elo, write_summary, GenerationRow, PipelineError, Progress, RunConfig, Store,
-    StoreError,
+    baselines, ladder_scale, plot_elo, write_summary, GenerationRow, PipelineError, Progress,
+    RunConfig, RunReport, Store, StoreError,
 };
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult};
 use ninjazero_data::finished_game_ids;
@@ -231,13 +232,14 @@ pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, Pipe
 pub const PLAYER_MAX_PLIES: u32 = 300;
 
 /// Plays shard `shard` of generation `generation`'s self-play, planning the generation
-/// first unless its manifest is stored.
+/// first unless its manifest is stored, and records what playing it cost.
 pub fn selfplay_worker(
     ctx: &RunContext,
     generation: u32,
     shard: u32,
     progress: &dyn Progress,
 ) -> Result<ShardOutcome, PipelineError> {
+    let meter = Meter::start(ctx.device);
     if !ctx.store.exists(&Manifest::key(generation))? {
         plan_selfplay(ctx, generation)?.publish(ctx.store)?;
     }
@@ -249,7 +251,12 @@ pub fn selfplay_worker(
         device: ctx.device,
         cache: &ctx.local,
     };
-    selfplay_shard(ctx.store, &job, progress)
+    let outcome = selfplay_shard(ctx.store, &job, progress)?;
+    if let ShardOutcome::Played { .. } = outcome {
+        let prefix = selfplay_cost_prefix(generation);
+        meter.record(ctx.store, &format!("{prefix}shard-{shard:04}.json"))?;
+    }
+    Ok(outcome)
 }
 
 /// The self-play objects one generation was trained on.
@@ -378,6 +385,7 @@ pub fn train_generation(
     if ctx.store.exists(&key)? {
         return Ok(None);
     }
+    let meter = Meter::start(ctx.device);
     let window = training_window(ctx, generation)?;
     let work = ctx.local.join("train").join(generation_name(generation));
     let data_dirs = stage_window(ctx, &window, &work.join("data"))?;
@@ -402,6 +410,8 @@ pub fn train_generation(
     progress.stage_finished();
     let report = trained?;
     store_model(ctx.store, &key, &out)?;
+    let prefix = train_cost_prefix(generation);
+    meter.record(ctx.store, &format!("{prefix}train.json"))?;
     progress.log(&format!(
         "training generation {generation} from {}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
         window.parent,
@@ -572,6 +582,7 @@ pub fn arena_worker(
     if ctx.store.exists(&key)? {
         return Ok(ArenaShardOutcome::AlreadyStored(name));
     }
+    let meter = Meter::start(ctx.device);
     let arena_config = ArenaConfig {
         pairs: pairs.len(),
         first_pair: pairs.start,
@@ -603,6 +614,8 @@ pub fn arena_worker(
     progress.stage_finished();
     let result = result.map_err(PipelineError::Arena)?;
     put_json_new(ctx.store, &key, &result)?;
+    let prefix = arena_cost_prefix(&name);
+    meter.record(ctx.store, &format!("{prefix}shard-{shard:04}.json"))?;
     Ok(ArenaShardOutcome::Played { name, result })
 }
 
@@ -698,43 +711,61 @@ pub struct Outcome {
 /// `elo.png` (rewritten), and `reports/gen-NNNN.md` (create-only: the report is done).
 pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
     let mut history = Vec::new();
+    let mut arenas = Vec::new();
+    let mut spent = Some(Cost::default());
     for generation in 1..=ctx.config.generations {
         let promotion =
             Promotion::load(ctx.store, generation)?.ok_or_else(|| PipelineError::NotYet {
                 key: format!("{}/{}", ctx.store.url(), promotion_key(generation)),
                 reason: format!("generation {generation} is not decided yet"),
             })?;
+        let mut prefixes = vec![
+            selfplay_cost_prefix(generation - 1),
+            train_cost_prefix(generation),
+        ];
+        for arena in MatchSet::Generation(generation).matches(ctx)? {
+            prefixes.push(arena_cost_prefix(&arena.name()));
+            arenas.push(merged_arena(ctx, &arena)?);
+        }
+        spent = add_costs(spent, ctx.store, &prefixes)?;
         history.push(GenerationRow {
             generation,
             promoted: promotion.promoted,
             versus_best: promotion.versus_best,
             elo_vs_zero: promotion.elo_vs_zero,
+            spent,
         });
     }
     let best = best_after(ctx.store, ctx.config.generations)?;
     let mut baseline_rows = Vec::new();
     let mut best_vs_zero = None;
+    let mut baseline_prefixes = Vec::new();
     for arena in MatchSet::Baselines.matches(ctx)? {
         let result = merged_arena(ctx, &arena)?;
+        baseline_prefixes.push(arena_cost_prefix(&arena.name()));
         match arena.b {
             Player::Baseline(name, _) => baseline_rows.push((name, result.summary_line())),
-            Player::Generation(_) => best_vs_zero = Some(result),
+            Player::Generation(_) => best_vs_zero = Some(result.clone()),
         }
+        arenas.push(result);
     }
+    let scale = ladder_scale(&arenas)?;
+    let report = RunReport {
+        config: &ctx.config,
+        best,
+        history: &history,
+        best_vs_zero: best_vs_zero.as_ref(),
+        baselines: &baseline_rows,
+        scale: &scale,
+        baselines_spent: add_costs(Some(Cost::default()), ctx.store, &baseline_prefixes)?,
+    };
     let scratch = ctx.scratch()?;
     let (summary, plot) = (
         scratch.path().join("summary.md"),
         scratch.path().join("elo.png"),
     );
-    write_summary(
-        &summary,
-        &ctx.config,
-        best,
-        &history,
-        best_vs_zero.as_ref(),
-        &baseline_rows,
-    )?;
-    plot_elo(&plot, &history)?;
+    write_summary(&summary, &report)?;
+    plot_elo(&plot, &report)?;
     let read = |path: &Path| std::fs::read(path).map_err(|e| ctx.io(path, e));
     ctx.store.put(ELO_PLOT_KEY, read(&plot)?)?;
     ctx.store.put(SUMMARY_KEY, read(&summary)?)?;
@@ -746,6 +777,19 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
         Err(e) => return Err(e.into()),
     }
     Ok(Outcome { best, history })
+}
+
+/// `total` plus the costs stored under each of `prefixes`; `None` once one is unknown.
+fn add_costs(
+    total: Option<Cost>,
+    store: &Store,
+    prefixes: &[String],
+) -> Result<Option<Cost>, PipelineError> {
+    let mut total = total;
+    for prefix in prefixes {
+        total = total.zip(stored_costs(store, prefix)?).map(|(a, b)| a + b);
+    }
+    Ok(total)
 }
 
 /// The cores this process may use.
