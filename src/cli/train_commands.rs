@@ -67,6 +67,10 @@ pub struct TrainArgs {
     /// Shuffling seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// The search value's weight λ in the value target, (1 − λ) · result + λ · root search
+    /// value, on rows of MCTS games (a player's games keep the result). [range: 0 to 1]
+    #[arg(long, value_parser = real(0.0, 1.0, false))]
+    value_target_mix: Option<f64>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -105,6 +109,9 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     }
     if let Some(seed) = args.seed {
         config.seed = seed;
+    }
+    if let Some(mix) = args.value_target_mix {
+        config.value_target_mix = mix;
     }
     let bar = progress_bar(
         config.steps,

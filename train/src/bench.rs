@@ -26,6 +26,7 @@ pub fn synthetic_batch(shape: &BoardShape, batch: usize, device: Device) -> Batc
         policy,
         policy_mask,
         wdl,
+        value_target: None,
         size: batch,
     }
 }
@@ -79,7 +80,12 @@ pub fn loader_samples_per_s(
         &mut index,
         &mut crate::warn_skipped,
     )?;
-    let source = Arc::new(BatchSource::new(Arc::new(samples), variant, config.seed));
+    let source = Arc::new(BatchSource::new(
+        Arc::new(samples),
+        variant,
+        config.seed,
+        config.value_target_mix,
+    ));
     let mut loader = Loader::start(source, 0, config.batch_size, config.loader_threads, device)?;
     // The first batches include thread start-up.
     loader.next_batch()?;

@@ -72,6 +72,19 @@ pub struct TrainConfig {
     pub max_window: usize,
     /// Shuffling seed: the batches are a function of the seed, the window and the step.
     pub seed: u64,
+    /// λ in [0, 1]: the value target is `(1 − λ) · result + λ · search value` on rows whose
+    /// root value is a search value (MCTS games; a player's games keep the result). The
+    /// result of a short self-play game is one noisy outcome, often adjudicated; the root's
+    /// search value is a lower-variance estimate of the same position, so mixing it in
+    /// steadies the value head. 0 (the default, and what files written before the setting
+    /// existed mean) trains on results alone; it is left out of the stored settings.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub value_target_mix: f64,
+}
+
+/// Whether a setting is 0 (serde's `skip_serializing_if`).
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// The window grows as `WINDOW_SCALE * total_positions^WINDOW_EXPONENT` (KataGo's shape),
@@ -103,6 +116,7 @@ impl TrainConfig {
                 min_window: 5_000,
                 max_window: 200_000,
                 seed: 0,
+                value_target_mix: 0.0,
             }),
             "cpu" => Some(TrainConfig {
                 steps: 2_000,
@@ -118,6 +132,7 @@ impl TrainConfig {
                 min_window: 50_000,
                 max_window: 500_000,
                 seed: 0,
+                value_target_mix: 0.0,
             }),
             "gpu" => Some(TrainConfig {
                 steps: 20_000,
@@ -133,6 +148,7 @@ impl TrainConfig {
                 min_window: 250_000,
                 max_window: 5_000_000,
                 seed: 0,
+                value_target_mix: 0.0,
             }),
             // Seconds: checks the machinery (tests, a cluster's set-up), learns nothing.
             "smoke" => Some(TrainConfig {
@@ -188,6 +204,12 @@ impl TrainConfig {
         if !(self.grad_clip.is_finite() && self.grad_clip >= 0.0) {
             return Err(format!("bad gradient clip {}", self.grad_clip));
         }
+        if !(0.0..=1.0).contains(&self.value_target_mix) {
+            return Err(format!(
+                "value target mix {} outside [0, 1]",
+                self.value_target_mix
+            ));
+        }
         if self.min_window > self.max_window || self.max_window == 0 {
             return Err(format!(
                 "window bounds {}..{} are empty",
@@ -218,6 +240,20 @@ mod tests {
             TrainConfig::preset(name).unwrap().validate().unwrap();
         }
         assert!(TrainConfig::preset("huge").is_none());
+    }
+
+    #[test]
+    fn settings_stored_before_the_value_target_mix_read_as_no_mix() {
+        let mut config = TrainConfig::preset("cpu").unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get("value_target_mix").is_none(), "0 is not stored");
+        let read: TrainConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(read.value_target_mix, 0.0);
+        config.value_target_mix = 0.5;
+        let json = serde_json::to_string(&config).unwrap();
+        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        config.value_target_mix = 1.5;
+        assert!(config.validate().is_err());
     }
 
     #[test]

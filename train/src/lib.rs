@@ -188,13 +188,15 @@ pub struct RunControl {
 pub struct StepStats {
     /// Policy cross-entropy over the rows with a full search.
     pub policy_loss: f64,
-    /// Win/draw/loss cross-entropy against the game result.
+    /// Win/draw/loss cross-entropy against the value target: the game result, or its mix
+    /// with the search value (`TrainConfig::value_target_mix`).
     pub value_loss: f64,
     /// `policy_loss + value_loss` (weight decay is applied by the optimizer).
     pub loss: f64,
     /// Share of full-search rows whose most likely move is the search's most visited one.
     pub policy_accuracy: f64,
-    /// Mean squared error of the expected score (win 1, draw 0.5, loss 0).
+    /// Mean squared error of the expected score (win 1, draw 0.5, loss 0) against the game
+    /// result, whatever the value target (comparable across mixes).
     pub value_mse: f64,
     /// Rows with a full search in the batch.
     pub policy_rows: u64,
@@ -323,7 +325,13 @@ impl Trainer {
         let rows = batch.policy_mask.sum(Kind::Float);
         let denominator = rows.clamp_min(1.0);
         let policy_loss = (&row_loss * &batch.policy_mask).sum(Kind::Float) / &denominator;
-        let value_loss = wdl_logits.cross_entropy_for_logits(&batch.wdl);
+        let value_loss = match &batch.value_target {
+            // Cross-entropy against the soft target (its own entropy is the loss's floor).
+            Some(target) => -(target * wdl_logits.log_softmax(-1, Kind::Float))
+                .sum_dim_intlist(-1, false, Kind::Float)
+                .mean(Kind::Float),
+            None => wdl_logits.cross_entropy_for_logits(&batch.wdl),
+        };
         let loss = &policy_loss + &value_loss;
         let mut grads = self.optimizer.gradients(&loss);
         let grad_norm = Optimizer::clip_grad_norm(&mut grads, self.grad_clip);
@@ -502,7 +510,12 @@ pub fn train(
     let mut samples_this_run = 0u64;
     let loop_start = Instant::now();
     if state.step < config.steps {
-        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, state.rng.seed));
+        let source = Arc::new(BatchSource::new(
+            Arc::new(samples),
+            variant,
+            state.rng.seed,
+            config.value_target_mix,
+        ));
         let mut loader = Loader::start(
             source,
             state.rng.samples_cursor,

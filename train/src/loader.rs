@@ -31,7 +31,36 @@ pub struct Batch {
     pub policy_mask: Tensor,
     /// `[B]` int64: 0 win, 1 draw, 2 loss for the side to move.
     pub wdl: Tensor,
+    /// `[B, 3]` the value target (win, draw, loss) when the result is mixed with the
+    /// search value ([`value_target`]); None when the target is the result alone (`wdl`).
+    pub value_target: Option<Tensor>,
     pub size: usize,
+}
+
+/// Search value `q` in [-1, 1] as a (win, draw, loss) distribution: `q` read as a point
+/// between the two results it lies between, so `q = 0.6` is 60 % win and 40 % draw,
+/// `q = -0.2` 20 % loss and 80 % draw. Its expected value (win − loss) is `q`, and results
+/// map to themselves (1 a win, 0 a draw, -1 a loss), so the value head's expected value
+/// learns the mix of result and search value whatever the draw share; of the distributions
+/// with expected value `q` it is the one closest to a result (no mass on the far outcome).
+pub(crate) fn search_wdl(q: f32) -> [f32; 3] {
+    let q = q.clamp(-1.0, 1.0);
+    [q.max(0.0), 1.0 - q.abs(), (-q).max(0.0)]
+}
+
+/// The value target of a row: `(1 − mix) · result + mix · search_wdl(search value)`, or the
+/// result alone on a row without a search value. `wdl`: 0 win, 1 draw, 2 loss.
+pub(crate) fn value_target(wdl: u8, search_value: Option<f32>, mix: f32) -> [f32; 3] {
+    let mut target = [0.0; 3];
+    target[wdl.min(2) as usize] = 1.0;
+    let Some(q) = search_value else {
+        return target;
+    };
+    let searched = search_wdl(q);
+    for (t, s) in target.iter_mut().zip(searched) {
+        *t = (1.0 - mix) * *t + mix * s;
+    }
+    target
 }
 
 /// SplitMix64: a tiny generator whose whole state is one `u64`.
@@ -90,11 +119,18 @@ pub(crate) struct BatchSource {
     variant: Variant,
     shape: BoardShape,
     policy_len: usize,
+    /// The search value's weight in the value target (`TrainConfig::value_target_mix`).
+    value_target_mix: f32,
     permutations: Permutations,
 }
 
 impl BatchSource {
-    pub fn new(samples: Arc<Samples>, variant: Variant, seed: u64) -> BatchSource {
+    pub fn new(
+        samples: Arc<Samples>,
+        variant: Variant,
+        seed: u64,
+        value_target_mix: f64,
+    ) -> BatchSource {
         let shape = BoardShape::of(variant);
         let n = samples.len();
         BatchSource {
@@ -102,6 +138,7 @@ impl BatchSource {
             variant,
             shape,
             policy_len: policy_len(&shape),
+            value_target_mix: value_target_mix as f32,
             permutations: Permutations {
                 seed,
                 n,
@@ -176,6 +213,9 @@ impl BatchSource {
             }
         })
         .map_err(|e| failed("WDL", &e))?;
+        let value_target = self
+            .value_targets(&indices, b)
+            .map_err(|e| failed("value target", &e))?;
         let to = |t: Tensor| {
             if device == Device::Cpu {
                 Ok(t)
@@ -189,15 +229,37 @@ impl BatchSource {
             policy: to(policy)?,
             policy_mask: to(policy_mask)?,
             wdl: to(wdl)?,
+            value_target: value_target.map(to).transpose()?,
             size,
         })
     }
+
+    /// The `[b, 3]` mixed value targets of the rows `indices`; None without a mix, where the
+    /// result alone is the target (and the loss is exactly the one of a hard target).
+    fn value_targets(&self, indices: &[usize], b: i64) -> Result<Option<Tensor>, tch::TchError> {
+        if self.value_target_mix == 0.0 {
+            return Ok(None);
+        }
+        let samples = &*self.samples;
+        let targets = cpu_tensor(&[b, 3], Kind::Float, |data: &mut [f32]| {
+            for (j, &s) in indices.iter().enumerate() {
+                let target = value_target(
+                    samples.wdl[s],
+                    samples.search_value[s],
+                    self.value_target_mix,
+                );
+                data[3 * j..3 * j + 3].copy_from_slice(&target);
+            }
+        })?;
+        Ok(Some(targets))
+    }
 }
 
-/// Bytes of one batch's tensors (inputs, dense policy, mask, WDL) for `variant`.
+/// Bytes of one batch's tensors (inputs, dense policy, mask, WDL, value target) for
+/// `variant`.
 fn batch_bytes(variant: Variant, batch_size: usize) -> u128 {
     let shape = BoardShape::of(variant);
-    let per_sample = 4 * shape.input_len() + 4 * policy_len(&shape) + 4 + 8;
+    let per_sample = 4 * shape.input_len() + 4 * policy_len(&shape) + 4 + 8 + 12;
     per_sample as u128 * batch_size as u128
 }
 
@@ -377,8 +439,8 @@ mod tests {
         let variant = Variant::InsaneNinja;
         let start = Position::start(variant);
         let game = random_game(&start, 0, 8, FullSearch::Random, &mut SplitMix64(1));
-        let samples = Samples::from_game(variant, &game, 0).unwrap();
-        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3));
+        let samples = Samples::from_game(variant, &game, 0, false).unwrap();
+        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3, 0.0));
         assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);
         // 2^46 samples need more memory than any address space holds.
         let mut loader = Loader::start(source, 0, 1 << 46, 2, Device::Cpu).unwrap();

@@ -8,7 +8,7 @@
 //! same window, in the same order, however self-play split them into files.
 
 use crate::TrainError;
-use ninjazero_data::{dataset_files, read_file, GameRecord};
+use ninjazero_data::{dataset_files, read_file, read_file_meta, GameRecord, GameSettings};
 use ninjazero_model::{policy_len, BoardShape};
 use ninjazero_rules::{Position, Variant};
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,9 @@ pub(crate) struct Samples {
     pub full_search: Vec<bool>,
     /// 0 win, 1 draw, 2 loss for the side to move.
     pub wdl: Vec<u8>,
+    /// The root's search value in [-1, 1] for the side to move, where the row has one (see
+    /// [`has_search_values`]).
+    pub search_value: Vec<Option<f32>>,
     /// How often the position has occurred in its game, itself included.
     pub repetitions: Vec<u8>,
 }
@@ -96,10 +99,12 @@ impl Samples {
     }
 
     /// The positions of `game` after its first `skip`, checking every position parsed.
+    /// `searched`: whether the game's root values are search values.
     pub(crate) fn from_game(
         variant: Variant,
         game: &GameRecord,
         skip: usize,
+        searched: bool,
     ) -> Result<Samples, String> {
         let mut samples = Samples::default();
         let policy_size = policy_len(&BoardShape::of(variant)) as u32;
@@ -155,6 +160,11 @@ impl Samples {
                 Some(_) => 2,
             });
             samples.repetitions.push(repetitions);
+            let search_value = searched
+                .then(|| search_value(record.root_value))
+                .transpose()
+                .map_err(|why| format!("game {} ply {}: {why}", game.game_id, record.ply))?;
+            samples.search_value.push(search_value);
         }
         Ok(samples)
     }
@@ -172,8 +182,30 @@ impl Samples {
         self.full_search.extend_from_slice(&other.full_search);
         self.wdl.extend_from_slice(&other.wdl);
         self.repetitions.extend_from_slice(&other.repetitions);
+        self.search_value.extend_from_slice(&other.search_value);
     }
 }
+
+/// A stored root value as a search value: finite, and clamped to [-1, 1] (a mean of values
+/// in [-1, 1] can stray past the bounds by rounding).
+fn search_value(root_value: f32) -> Result<f32, String> {
+    if !root_value.is_finite() {
+        return Err(format!("root value {root_value}"));
+    }
+    Ok(root_value.clamp(-1.0, 1.0))
+}
+
+/// Whether the root values of the games in `path` are search values. Only MCTS self-play
+/// stores the root's mean value (after the move's search, full or cheap, from the side to
+/// move's view); a player's games (`selfplay --player`, the pipeline's first player) and
+/// synthetic games store 0, which says nothing about the position.
+fn has_search_values(path: &Path) -> Result<bool, String> {
+    let meta = read_file_meta(path).map_err(|e| e.to_string())?;
+    Ok(matches!(meta.search_settings, GameSettings::Mcts { .. }))
+}
+
+/// The games of a file, and whether their root values are search values.
+type FileGames = (Vec<GameRecord>, bool);
 
 /// The games of a file as (game id, positions), in file order.
 type GameList = Vec<(u64, usize)>;
@@ -389,7 +421,7 @@ pub(crate) fn take_window(
                     .join(", ")
             )));
         };
-        let mut read = |f: usize| -> Result<Vec<GameRecord>, String> {
+        let mut read = |f: usize| -> Result<FileGames, String> {
             let i = window_files[f];
             let read = match kept.remove(&i) {
                 Some(read) => read,
@@ -398,7 +430,7 @@ pub(crate) fn take_window(
             if lists.get(&i) != Some(&game_list(&read)) {
                 return Err("the file changed while being read".to_string());
             }
-            Ok(read)
+            Ok((read, has_search_values(&files[i].path)?))
         };
         match collect(variant, &snapshot, &mut read) {
             Ok(samples) => return Ok((snapshot, samples, skipped)),
@@ -458,15 +490,16 @@ fn select(
 
 /// The samples of `snapshot` in the data's order: the games from `first_game` on in its
 /// files, less `skip` positions at the start of `first_game`. `read(f)` gives the games of
-/// `snapshot.files[f]`; an error comes with the index of the file it concerns.
+/// `snapshot.files[f]` (and whether their root values are search values); an error comes
+/// with the index of the file it concerns.
 fn collect(
     variant: Variant,
     snapshot: &WindowSnapshot,
-    read: &mut dyn FnMut(usize) -> Result<Vec<GameRecord>, String>,
+    read: &mut dyn FnMut(usize) -> Result<FileGames, String>,
 ) -> Result<Samples, (usize, String)> {
     let mut parts: Vec<(GameKey, Samples)> = Vec::new();
     for (f, file) in snapshot.files.iter().enumerate() {
-        let games = read(f).map_err(|reason| (f, reason))?;
+        let (games, searched) = read(f).map_err(|reason| (f, reason))?;
         let before = parts.len();
         for game in &games {
             let key = GameKey {
@@ -481,7 +514,8 @@ fn collect(
             } else {
                 0
             };
-            let part = Samples::from_game(variant, game, skip).map_err(|reason| (f, reason))?;
+            let part =
+                Samples::from_game(variant, game, skip, searched).map_err(|reason| (f, reason))?;
             parts.push((key, part));
         }
         let taken = parts.len() - before;
@@ -508,7 +542,7 @@ pub(crate) fn load_window(
     variant: Variant,
     snapshot: &WindowSnapshot,
 ) -> Result<Samples, TrainError> {
-    let mut read = |f: usize| -> Result<Vec<GameRecord>, String> {
+    let mut read = |f: usize| -> Result<FileGames, String> {
         let file = &snapshot.files[f];
         let bytes = std::fs::metadata(&file.path)
             .map_err(|e| e.to_string())?
@@ -519,7 +553,8 @@ pub(crate) fn load_window(
                 file.bytes
             ));
         }
-        read_file(&file.path, Some(variant)).map_err(|e| e.to_string())
+        let games = read_file(&file.path, Some(variant)).map_err(|e| e.to_string())?;
+        Ok((games, has_search_values(&file.path)?))
     };
     let samples = collect(variant, snapshot, &mut read).map_err(|(f, reason)| {
         TrainError::Data(format!("{}: {reason}", snapshot.files[f].path.display()))
@@ -657,6 +692,121 @@ mod tests {
         assert!(snapshot.files.iter().all(|f| f.generation == 1));
         let last = &games([3])[0].positions;
         assert_eq!(samples.fen(19), last[last.len() - 1].fen);
+    }
+
+    /// Four random plies won by White, with the root values `ROOT_VALUES` (the side to
+    /// move's view).
+    const ROOT_VALUES: [f32; 4] = [0.8, -0.6, 0.4, 0.8];
+
+    fn won_game_with_root_values(id: u64) -> GameRecord {
+        let start = Position::start(VARIANT);
+        let mut game = random_game(&start, id, 4, FullSearch::Random, &mut SplitMix64(id));
+        game.winner = Some(ninjazero_rules::Color::White);
+        assert_eq!(game.positions.len(), ROOT_VALUES.len());
+        for (record, value) in game.positions.iter_mut().zip(ROOT_VALUES) {
+            record.root_value = value;
+        }
+        game
+    }
+
+    /// The value targets of a batch of the whole window with search value weight `mix`,
+    /// sorted (a batch is shuffled).
+    fn batch_value_targets(samples: Samples, mix: f64) -> Vec<[f32; 3]> {
+        let n = samples.len();
+        let source = crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, mix);
+        let batch = source.build(0, n, tch::Device::Cpu).unwrap();
+        let tensor = batch.value_target.expect("a mix gives soft targets");
+        assert_eq!(tensor.size(), [n as i64, 3]);
+        let flat = Vec::<f32>::try_from(tensor.reshape([-1])).unwrap();
+        let mut rows: Vec<[f32; 3]> = flat.chunks(3).map(|r| [r[0], r[1], r[2]]).collect();
+        rows.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        rows
+    }
+
+    fn assert_close(found: &[[f32; 3]], mut expected: Vec<[f32; 3]>) {
+        expected.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(found.len(), expected.len());
+        for (f, e) in found.iter().flatten().zip(expected.iter().flatten()) {
+            assert!((f - e).abs() < 1e-6, "{found:?} vs {expected:?}");
+        }
+    }
+
+    #[test]
+    fn the_value_target_mixes_in_search_values_of_mcts_games_only() {
+        let tmp = temp_dir();
+        let (mcts, player) = (tmp.path().join("mcts"), tmp.path().join("player"));
+        let settings = [
+            (
+                &mcts,
+                ninjazero_data::GameSettings::Mcts {
+                    search: ninjazero_data::SearchConfig::default(),
+                },
+            ),
+            (
+                &player,
+                ninjazero_data::GameSettings::Player {
+                    player: "alphabeta:depth=1".to_string(),
+                    opening_plies: 0,
+                    max_plies: 300,
+                },
+            ),
+        ];
+        for (dir, search_settings) in settings {
+            let meta = FileMeta {
+                variant: VARIANT,
+                search_settings,
+                seed: 0,
+                model_id: "test".to_string(),
+            };
+            let mut writer = DatasetWriter::create(dir, meta, 1).unwrap();
+            writer.add_game(won_game_with_root_values(1)).unwrap();
+            writer.finish().unwrap();
+        }
+        // White wins; plies 0 and 2 are White's (a win), 1 and 3 Black's (a loss).
+        let (_, samples) = take(std::slice::from_ref(&mcts), 4, &mut DataIndex::default());
+        assert_eq!(samples.search_value, ROOT_VALUES.map(Some));
+        let expected = vec![
+            // A win, q = 0.8: (1, 0, 0) / 2 + (0.8, 0.2, 0) / 2.
+            [0.9, 0.1, 0.0],
+            // A loss, q = -0.6: (0, 0, 1) / 2 + (0, 0.4, 0.6) / 2.
+            [0.0, 0.2, 0.8],
+            // A win, q = 0.4: (1, 0, 0) / 2 + (0.4, 0.6, 0) / 2.
+            [0.7, 0.3, 0.0],
+            // A loss the search thought won, q = 0.8: (0, 0, 1) / 2 + (0.8, 0.2, 0) / 2.
+            [0.4, 0.1, 0.5],
+        ];
+        assert_close(&batch_value_targets(samples, 0.5), expected);
+
+        // A player's root values are no search values: the result alone.
+        let (_, samples) = take(std::slice::from_ref(&player), 4, &mut DataIndex::default());
+        assert_eq!(samples.search_value, [None; 4]);
+        let results = vec![
+            [1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ];
+        assert_close(&batch_value_targets(samples, 0.5), results);
+    }
+
+    #[test]
+    fn without_a_mix_the_target_is_the_result() {
+        let samples = Samples::from_game(VARIANT, &won_game_with_root_values(1), 0, true).unwrap();
+        let source = crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, 0.0);
+        assert!(source
+            .build(0, 4, tch::Device::Cpu)
+            .unwrap()
+            .value_target
+            .is_none());
+        assert_eq!(
+            crate::loader::value_target(0, Some(-1.0), 0.0),
+            [1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            crate::loader::value_target(1, Some(0.5), 1.0),
+            [0.5, 0.5, 0.0]
+        );
+        assert_eq!(crate::loader::value_target(2, None, 1.0), [0.0, 0.0, 1.0]);
     }
 
     #[test]
