@@ -116,9 +116,7 @@ impl TrainConfig {
                 min_window: 5_000,
                 max_window: 200_000,
                 seed: 0,
-                // Half result, half search value: the demo's self-play games are short,
-                // cheap and mostly adjudicated, so their results alone are noisy targets.
-                value_target_mix: 0.5,
+                value_target_mix: 0.0,
             }),
             "cpu" => Some(TrainConfig {
                 steps: 2_000,
