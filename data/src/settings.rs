@@ -172,9 +172,14 @@ pub struct SearchConfig {
     /// Dirichlet noise at the root of full PUCT searches: alpha = total / legal moves.
     pub dirichlet_alpha_total: f64,
     pub dirichlet_epsilon: f32,
-    /// Moves are sampled in proportion to visits for this many plies, then the most
-    /// visited move is played.
+    /// Moves are sampled in proportion to visits for this many plies; after them, at
+    /// [`SearchConfig::temperature_endgame`].
     pub temperature_plies: u32,
+    /// The temperature after `temperature_plies`: moves sampled in proportion to
+    /// visits^(1/T) (lc0's endgame temperature), so that games between two copies of one
+    /// network do not settle into repeating the same moves; 0 plays the most visited move.
+    #[serde(default)]
+    pub temperature_endgame: f32,
     /// Actions considered by the Gumbel root (top-k).
     pub gumbel_actions: usize,
     /// Resign when the root value stays below this for `resign_consecutive` own moves.
@@ -206,6 +211,7 @@ impl Default for SearchConfig {
             dirichlet_alpha_total: 10.0,
             dirichlet_epsilon: 0.25,
             temperature_plies: 20,
+            temperature_endgame: 0.0,
             gumbel_actions: 16,
             resign_threshold: -0.9,
             resign_consecutive: 3,

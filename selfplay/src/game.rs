@@ -154,21 +154,43 @@ impl SelfPlayGame {
         }
     }
 
-    /// Visit-proportional sampling in the opening, the most visited move afterwards.
+    /// Visit-proportional sampling in the opening; afterwards sampling at the endgame
+    /// temperature, or the most visited move when it is 0.
     fn visit_choice(&mut self, visits: &[u32], config: &SearchConfig) -> usize {
         let most_visited = (0..visits.len())
             .max_by_key(|&i| (visits[i], std::cmp::Reverse(i)))
             .unwrap_or(0);
         let total: u32 = visits.iter().sum();
-        if self.game.moves().len() as u32 >= config.temperature_plies || total == 0 {
+        if total == 0 {
             return most_visited;
         }
-        let mut pick = self.rng.random_range(0..total);
-        for (i, &v) in visits.iter().enumerate() {
-            if pick < v {
+        if (self.game.moves().len() as u32) < config.temperature_plies {
+            let mut pick = self.rng.random_range(0..total);
+            for (i, &v) in visits.iter().enumerate() {
+                if pick < v {
+                    return i;
+                }
+                pick -= v;
+            }
+            return most_visited;
+        }
+        if config.temperature_endgame <= 0.0 {
+            return most_visited;
+        }
+        // Weights relative to the most visited move, so that a low temperature cannot
+        // overflow.
+        let top = f64::from(visits[most_visited]);
+        let exponent = 1.0 / f64::from(config.temperature_endgame);
+        let weights: Vec<f64> = visits
+            .iter()
+            .map(|&v| (f64::from(v) / top).powf(exponent))
+            .collect();
+        let mut pick = self.rng.random::<f64>() * weights.iter().sum::<f64>();
+        for (i, &w) in weights.iter().enumerate() {
+            if pick < w {
                 return i;
             }
-            pick -= v;
+            pick -= w;
         }
         most_visited
     }

@@ -85,6 +85,35 @@ fn search_finds_a_mate_in_one_through_terminal_values() {
     }
 }
 
+/// After the opening plies, the most visited move is played (every game from one position
+/// alike, without root noise); an endgame temperature samples, so games part ways.
+#[test]
+fn an_endgame_temperature_samples_the_moves_after_the_opening() {
+    let moves_of = |temperature_endgame: f32| -> HashSet<Vec<String>> {
+        let config = SearchConfig {
+            temperature_plies: 0,
+            temperature_endgame,
+            dirichlet_epsilon: 0.0,
+            full_search_probability: 1.0,
+            max_plies: 8,
+            ..quiet_config()
+        };
+        (0..6)
+            .map(|seed| {
+                let game = SelfPlayGame::new(0, Position::start(Variant::Chess), seed, &config);
+                let record = play_out(game, &mut UniformEvaluator::default(), &config);
+                record
+                    .positions
+                    .iter()
+                    .map(|p| p.move_played.clone())
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(moves_of(0.0).len(), 1, "the most visited move, every game");
+    assert!(moves_of(1.0).len() > 1, "sampled moves part the games");
+}
+
 fn options(variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> SelfPlayOptions {
     SelfPlayOptions {
         start: Position::start(variant),
