@@ -620,9 +620,14 @@ pub fn arena_worker(
 }
 
 /// The result of `arena` from its stored shards, in pair order; also stored as
-/// `arena/NAME.json`.
+/// `arena/NAME.json`, which later calls read (it is stored only once every shard is, and
+/// shards never change, so it stays the merge of them).
 pub fn merged_arena(ctx: &RunContext, arena: &Match) -> Result<ArenaResult, PipelineError> {
     let name = arena.name();
+    if let Some(merged) = get_json::<ArenaResult>(ctx.store, &arena_key(&name), "an arena result")?
+    {
+        return Ok(merged);
+    }
     let mut games: Vec<ArenaGame> = Vec::new();
     for shard in 0..ctx.config.arena_shards {
         if !shard_has_pairs(&ctx.config, shard) {
