@@ -180,6 +180,13 @@ pub struct SearchConfig {
     /// network do not settle into repeating the same moves; 0 plays the most visited move.
     #[serde(default)]
     pub temperature_endgame: f32,
+    /// What moving into a threefold repetition costs the mover inside the search: the
+    /// repetition is scored `-repetition_penalty` for the side that completes it instead of
+    /// a draw (0). Self-play games of one network against itself otherwise settle into
+    /// repeating moves whenever its value head calls the position even; the game itself
+    /// is still a draw, and its training targets are unchanged. 0 scores it a draw.
+    #[serde(default)]
+    pub repetition_penalty: f32,
     /// Actions considered by the Gumbel root (top-k).
     pub gumbel_actions: usize,
     /// Resign when the root value stays below this for `resign_consecutive` own moves.
@@ -212,6 +219,7 @@ impl Default for SearchConfig {
             dirichlet_epsilon: 0.25,
             temperature_plies: 20,
             temperature_endgame: 0.0,
+            repetition_penalty: 0.0,
             gumbel_actions: 16,
             resign_threshold: -0.9,
             resign_consecutive: 3,

@@ -9,7 +9,6 @@
 use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, MATE, MATE_BOUND, MAX_DEPTH};
 use crate::mcts::RootPolicy;
 use crate::mcts::{MctsSearch, Step};
-use crate::tree::Puct;
 use crate::SearchConfig;
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
@@ -275,7 +274,7 @@ impl Engine for MctsEngine {
         report: &mut dyn FnMut(&SearchInfo),
     ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
-        let mut search = MctsSearch::new(game.position().clone(), Puct::from(&self.config));
+        let mut search = MctsSearch::new(game.position().clone(), &self.config);
         let budget = limits.simulation_budget() as u32;
         search.start(budget, RootPolicy::of(&self.config, false), &mut self.rng);
         let mut last_report = started;

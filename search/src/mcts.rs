@@ -86,6 +86,8 @@ struct PendingLeaf {
 pub struct MctsSearch {
     tree: Tree,
     puct: Puct,
+    /// How a repetition below the root is scored ([`SearchConfig::repetition_penalty`]).
+    repetition: RepetitionScore,
     policy: RootPolicy,
     /// Simulations of this search (on top of what a reused tree holds).
     budget: u32,
@@ -113,8 +115,15 @@ fn repetitions(history: &[u64], tree: &Tree, path: &[u32]) -> u32 {
     (in_game + in_tree) as u32
 }
 
-/// The value of a finished position for its side to move, or None if play goes on.
-fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -> Option<f32> {
+/// The value of a finished position for its side to move, or None if play goes on. A
+/// repetition ends the game at the third occurrence; inside the search, `repetition`
+/// also says when and at what value it ends the simulation.
+fn terminal_value(
+    position: &Position,
+    moves: &MoveList,
+    repetitions: u32,
+    repetition: RepetitionScore,
+) -> Option<f32> {
     if moves.is_empty() {
         let outcome = position.outcome()?;
         return Some(match outcome.winner {
@@ -123,16 +132,51 @@ fn terminal_value(position: &Position, moves: &MoveList, repetitions: u32) -> Op
             None => 0.0,
         });
     }
-    (position.halfmove_clock() >= 100 || repetitions >= 3).then_some(0.0)
+    if repetitions >= repetition.ends_at {
+        return Some(repetition.value);
+    }
+    (position.halfmove_clock() >= 100).then_some(0.0)
+}
+
+/// How the search scores a repeated position.
+#[derive(Clone, Copy, Debug)]
+struct RepetitionScore {
+    /// Occurrences (counting this one) that end a simulation.
+    ends_at: u32,
+    /// The value for the side to move at the repetition.
+    value: f32,
+}
+
+impl RepetitionScore {
+    /// The game's rule: a draw at the third occurrence.
+    const RULE: RepetitionScore = RepetitionScore {
+        ends_at: 3,
+        value: 0.0,
+    };
+
+    /// With a penalty, below the root a position repeated at all costs the mover who
+    /// repeats it the penalty (as alpha-beta engines score a first repetition): waiting
+    /// for the third occurrence would let both sides start every cycle for free. The
+    /// opponent, to move at the repeated position, gains it.
+    fn below_root(penalty: f32) -> RepetitionScore {
+        if penalty == 0.0 {
+            return RepetitionScore::RULE;
+        }
+        RepetitionScore {
+            ends_at: 2,
+            value: penalty,
+        }
+    }
 }
 
 impl MctsSearch {
-    /// A tree holding only `position`, with the exploration settings of every descent.
-    /// Call [`MctsSearch::start`] before searching.
-    pub fn new(position: Position, puct: Puct) -> MctsSearch {
+    /// A tree holding only `position`, searched with `config`'s exploration settings and
+    /// repetition penalty. Call [`MctsSearch::start`] before searching.
+    pub fn new(position: Position, config: &SearchConfig) -> MctsSearch {
         MctsSearch {
             tree: Tree::new(position),
-            puct,
+            puct: Puct::from(config),
+            repetition: RepetitionScore::below_root(config.repetition_penalty),
             policy: RootPolicy::Puct,
             budget: 0,
             done: 0,
@@ -191,7 +235,13 @@ impl MctsSearch {
         let moves = self.tree.node(node).position.legal_moves();
         self.movegen += started.elapsed();
         let repetitions = repetitions(history, &self.tree, &path);
-        match terminal_value(&self.tree.node(node).position, &moves, repetitions) {
+        let position = &self.tree.node(node).position;
+        let repetition = if node == self.tree.root {
+            RepetitionScore::RULE
+        } else {
+            self.repetition
+        };
+        match terminal_value(position, &moves, repetitions, repetition) {
             Some(value) => {
                 self.tree.nodes[node as usize].state = NodeState::Terminal(value);
                 self.finish_simulation(&path, value);
@@ -311,6 +361,12 @@ impl MctsSearch {
     /// Makes the child behind the root's edge `edge` the new root, keeping its subtree.
     pub fn advance(&mut self, edge: usize) {
         self.tree.advance(edge);
+        if matches!(self.tree.root().state, NodeState::Terminal(_)) {
+            // A repetition that ended simulations below the root need not end the game:
+            // the next step judges the new root by the game's rules.
+            let root = self.tree.root as usize;
+            self.tree.nodes[root].state = NodeState::Leaf;
+        }
         self.leaf = None;
         self.ready = false;
         self.noisy_priors = None;

@@ -4,7 +4,7 @@
 
 use ninjazero_model::{Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Game, Position, Variant};
-use ninjazero_search::tree::Puct;
+use ninjazero_search::tree::NodeState;
 use ninjazero_search::{
     AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, MctsEngine, MctsSearch,
     RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo, Step,
@@ -244,7 +244,7 @@ fn the_resumable_core_is_the_engines_search() {
     let (info, _) = search(&mut engine, &game, Limits::simulations(30));
 
     let mut rng = StdRng::seed_from_u64(21);
-    let mut core = MctsSearch::new(game.position().clone(), Puct::from(&config));
+    let mut core = MctsSearch::new(game.position().clone(), &config);
     core.start(30, RootPolicy::Gumbel { actions: 4 }, &mut rng);
     let mut evaluator = UniformEvaluator::default();
     let mut out = vec![Evaluation::default()];
@@ -280,4 +280,107 @@ fn the_resumable_core_is_the_engines_search() {
     assert_eq!(visits.len(), 4, "only the top 4 actions are searched");
     let target = core.policy_target();
     assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+}
+
+/// Runs `budget` simulations of `core` with uniform priors (and a material value).
+fn search_uniformly(core: &mut MctsSearch, game: &Game, budget: u32, rng: &mut StdRng) {
+    core.start(budget, RootPolicy::Puct, rng);
+    let mut evaluator = UniformEvaluator::default();
+    let mut out = vec![Evaluation::default()];
+    while core.next_leaf(game.hashes()) {
+        evaluator.evaluate(&[core.request().unwrap()], &mut out);
+        core.complete_leaf(&out[0], rng);
+    }
+}
+
+/// The start position after 1. Nf3 Nf6 2. Ng1 Ng8: the root has occurred twice, and
+/// 3. Nf3 would repeat the position after 1. Nf3.
+fn knights_out_and_back() -> Game {
+    let mut game = Game::new(Variant::Chess);
+    for mv in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        game.play_text(mv).unwrap();
+    }
+    game
+}
+
+/// With a repetition penalty, a move into a position of the game's history is scored as
+/// the penalty lost by the mover, while the root itself, repeated once, is searched as
+/// usual (only the third occurrence ends the game); without one, the same move is a leaf
+/// like any other.
+#[test]
+fn a_repetition_penalty_costs_the_mover_who_repeats() {
+    let game = knights_out_and_back();
+    let repeat = game
+        .position()
+        .legal_moves()
+        .iter()
+        .position(|m| m.to_string() == "g1f3")
+        .unwrap();
+    let q_of_repeat = |penalty: f32| {
+        let config = SearchConfig {
+            repetition_penalty: penalty,
+            ..SearchConfig::default()
+        };
+        let mut core = MctsSearch::new(game.position().clone(), &config);
+        let mut rng = StdRng::seed_from_u64(3);
+        search_uniformly(&mut core, &game, 200, &mut rng);
+        assert!(!core.root_is_terminal(), "a twice-seen root is searched");
+        let edge = core.root_edges()[repeat];
+        let child = core.tree().node(edge.child);
+        (core.q()[repeat].unwrap(), child.state)
+    };
+    let (q, state) = q_of_repeat(0.5);
+    assert_eq!(q, -0.5);
+    assert_eq!(state, NodeState::Terminal(0.5), "the opponent gains it");
+    let (q, state) = q_of_repeat(0.0);
+    assert_ne!(q, -0.5);
+    assert_eq!(state, NodeState::Expanded, "searched on");
+}
+
+/// Plays `mv` in `game` and keeps its subtree as `core`'s new root.
+fn play(game: &mut Game, core: &mut MctsSearch, mv: &str) {
+    let edge = core
+        .root_edges()
+        .iter()
+        .position(|e| e.mv.to_string() == mv)
+        .unwrap();
+    game.play(core.root_edges()[edge].mv).unwrap();
+    core.advance(edge);
+}
+
+/// A position that ended simulations as a repetition below the root goes on when the game
+/// moves there: the game's rule, the third occurrence, ends the game, not the penalty.
+#[test]
+fn a_penalised_repetition_played_is_searched_as_the_new_root() {
+    let mut game = knights_out_and_back();
+    let config = SearchConfig {
+        repetition_penalty: 0.5,
+        ..SearchConfig::default()
+    };
+    let mut core = MctsSearch::new(game.position().clone(), &config);
+    let mut rng = StdRng::seed_from_u64(4);
+    for mv in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        search_uniformly(&mut core, &game, 200, &mut rng);
+        let edge = core
+            .root_edges()
+            .iter()
+            .position(|e| e.mv.to_string() == mv);
+        let child = core.tree().node(core.root_edges()[edge.unwrap()].child);
+        assert!(
+            matches!(child.state, NodeState::Terminal(_)),
+            "{mv} repeats"
+        );
+        play(&mut game, &mut core, mv);
+        assert!(
+            !core.root_is_terminal(),
+            "cleared for the game's rule to judge"
+        );
+    }
+    assert_eq!(game.repetitions(), 3);
+    search_uniformly(&mut core, &game, 50, &mut rng);
+    assert!(
+        core.root_is_terminal(),
+        "the third occurrence ends the game"
+    );
+    assert!(core.is_finished());
 }

@@ -15,7 +15,6 @@ use ninjazero_data::{GameRecord, PolicyEntry, PositionRecord};
 use ninjazero_model::{move_index, BoardShape, EvalRequest, Evaluation};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Position};
-use ninjazero_search::tree::Puct;
 use ninjazero_search::{MctsSearch, RootPolicy, SearchConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -46,7 +45,7 @@ impl SelfPlayGame {
         let mut game = SelfPlayGame {
             id,
             shape: BoardShape::of(start.variant()),
-            search: MctsSearch::new(start.clone(), Puct::from(config)),
+            search: MctsSearch::new(start.clone(), config),
             game: Game::from_position(start),
             full_search: false,
             rng,

@@ -114,6 +114,39 @@ fn an_endgame_temperature_samples_the_moves_after_the_opening() {
     assert!(moves_of(1.0).len() > 1, "sampled moves part the games");
 }
 
+/// A repetition penalty keeps both sides from repeating a position when anything else
+/// is on offer; the same rook endgame without it shuffles back and forth.
+#[test]
+fn a_repetition_penalty_keeps_both_sides_from_repeating() {
+    let play = |repetition_penalty: f32| -> (String, usize) {
+        let config = SearchConfig {
+            temperature_plies: 0,
+            dirichlet_epsilon: 0.0,
+            full_search_probability: 1.0,
+            max_plies: 60,
+            repetition_penalty,
+            ..quiet_config()
+        };
+        let start = Position::from_fen(Variant::Chess, "r3k3/8/8/8/8/8/8/R3K3 w - - 0 1").unwrap();
+        let game = SelfPlayGame::new(0, start, 7, &config);
+        let record = play_out(game, &mut UniformEvaluator::default(), &config);
+        // Piece placement, side to move, castling and en passant: the FEN without clocks.
+        let seen: Vec<String> = record
+            .positions
+            .iter()
+            .map(|p| p.fen.split(' ').take(4).collect::<Vec<_>>().join(" "))
+            .collect();
+        let repeats = seen.len() - seen.iter().collect::<HashSet<_>>().len();
+        (record.termination, repeats)
+    };
+    let (termination, repeats) = play(0.0);
+    assert_eq!(termination, "threefold repetition");
+    assert!(repeats >= 2);
+    let (termination, repeats) = play(1.0);
+    assert_eq!(termination, "adjudication", "played to the ply cap");
+    assert_eq!(repeats, 0);
+}
+
 fn options(variant: Variant, games: u64, seed: u64, config: &SearchConfig) -> SelfPlayOptions {
     SelfPlayOptions {
         start: Position::start(variant),

@@ -62,6 +62,11 @@ pub struct SelfPlayArgs {
     /// search value.
     #[arg(long)]
     draw_at_max_plies: bool,
+    /// What moving into a threefold repetition costs the mover inside the search (the
+    /// game is still a draw): against two copies of one network settling into repeated
+    /// moves. 0 scores it a draw. [range: 0 to 1]
+    #[arg(long, value_parser = real(0.0, 1.0, false), default_value_t = 0.0)]
+    repetition_penalty: f64,
     /// Never resign: every game is played out (results that do not lean on the
     /// evaluator's judgement, e.g. for `ninjazero values`).
     #[arg(long)]
@@ -152,6 +157,7 @@ pub fn run_selfplay_command(args: SelfPlayArgs) -> CliResult {
         full_search_probability: args.full_search_probability,
         max_plies: args.max_plies,
         adjudicate_on_value: !args.draw_at_max_plies,
+        repetition_penalty: args.repetition_penalty as f32,
         resign_disabled_fraction: if args.no_resign {
             1.0
         } else {
