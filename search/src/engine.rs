@@ -7,8 +7,8 @@
 //! a [`SearchInfo`]: best move, score, depth, nodes, principal variation, time.
 
 use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, MATE, MATE_BOUND, MAX_DEPTH};
+use crate::mcts::MctsSearch;
 use crate::mcts::RootPolicy;
-use crate::mcts::{MctsSearch, Step};
 use crate::SearchConfig;
 use ninjazero_model::{Evaluation, Evaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
@@ -203,10 +203,12 @@ pub trait Engine: Send {
 /// Builds an engine; every worker thread of an arena builds its own.
 pub type EngineFactory<'f> = dyn Fn() -> Result<Box<dyn Engine>, String> + Sync + 'f;
 
-/// MCTS with a given evaluator, one leaf at a time: the search core of [`crate::mcts`]
-/// with its root policy from the settings (PUCT without noise, or the Gumbel root), a
-/// fresh tree every search, and the most visited move (or the Gumbel root's choice)
-/// played.
+/// MCTS with a given evaluator: the search core of [`crate::mcts`] with its root policy
+/// from the settings (PUCT without noise, or the Gumbel root), a fresh tree every search,
+/// and the most visited move (or the Gumbel root's choice) played. It evaluates one leaf
+/// at a time, or up to [`MctsEngine::with_batch`] leaves per network call (virtual loss):
+/// a network's positions per second grow with the batch, which buys simulations where
+/// the time per move is fixed.
 pub struct MctsEngine {
     evaluator: Box<dyn Evaluator + Send>,
     config: SearchConfig,
@@ -215,6 +217,8 @@ pub struct MctsEngine {
     seed: u64,
     /// The Gumbel root's noise.
     rng: StdRng,
+    /// Leaves evaluated per network call.
+    batch: usize,
     evaluation: Vec<Evaluation>,
 }
 
@@ -228,8 +232,16 @@ impl MctsEngine {
             name,
             seed: 0,
             rng: StdRng::seed_from_u64(0),
-            evaluation: vec![Evaluation::default()],
+            batch: 1,
+            evaluation: Vec::new(),
         }
+    }
+
+    /// Evaluates up to `batch` leaves per network call (at least 1; 1 searches one leaf at
+    /// a time).
+    pub fn with_batch(mut self, batch: usize) -> MctsEngine {
+        self.batch = batch.max(1);
+        self
     }
 
     /// Replaces the search settings (c_puct, the FPU reduction, the root search and the
@@ -262,7 +274,7 @@ impl Engine for MctsEngine {
     }
 
     /// Simulations up to [`Limits::simulation_budget`], stopping early on the time limit or
-    /// the stop flag (checked after every simulation); reports about every 100 ms and at
+    /// the stop flag (checked after every network call); reports about every 100 ms and at
     /// the end. A Gumbel root plans its Sequential Halving for that budget: with a time
     /// limit alone (a budget of [`MAX_SIMULATIONS`]) it spends the time in its first round,
     /// visiting the considered actions evenly, so give Gumbel a simulation limit.
@@ -279,11 +291,12 @@ impl Engine for MctsEngine {
         search.start(budget, RootPolicy::of(&self.config, false), &mut self.rng);
         let mut last_report = started;
         loop {
-            if search.step(game.hashes()) == Step::Evaluate {
-                let request = search.request().expect("a leaf waits");
+            let waiting = search.gather(game.hashes(), self.batch);
+            if waiting > 0 {
+                self.evaluation.resize_with(waiting, Evaluation::default);
                 self.evaluator
-                    .evaluate(std::slice::from_ref(&request), &mut self.evaluation);
-                search.complete_leaf(&self.evaluation[0], &mut self.rng);
+                    .evaluate(&search.requests(), &mut self.evaluation);
+                search.complete_leaves(&self.evaluation, &mut self.rng);
             }
             if search.root_is_terminal() {
                 return Err(SearchError::GameOver);

@@ -106,6 +106,12 @@ impl GumbelRoot {
             .collect()
     }
 
+    /// Whether this round's visits are all handed out: the next action halves the
+    /// remaining ones on the tree's statistics, which must hold the round's results.
+    pub fn round_spent(&self) -> bool {
+        self.queue.is_empty()
+    }
+
     /// The root action to simulate next, given the tree's statistics now.
     pub fn next_action(
         &mut self,

@@ -30,5 +30,5 @@ pub use engine::{
 pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
-pub use spec::{EngineSpec, MctsBudget, SpecError, SPEC_HELP};
+pub use spec::{EngineSpec, MctsBudget, SpecError, MAX_MCTS_BATCH, SPEC_HELP};
 pub use uci_engine::{UciEngine, UciSettings};

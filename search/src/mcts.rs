@@ -81,6 +81,12 @@ struct PendingLeaf {
     repetitions: u32,
 }
 
+impl PendingLeaf {
+    fn node(&self) -> u32 {
+        *self.path.last().expect("a path holds the root")
+    }
+}
+
 /// The search tree of a game's current position and the search of its move.
 #[derive(Clone, Debug)]
 pub struct MctsSearch {
@@ -96,8 +102,21 @@ pub struct MctsSearch {
     ready: bool,
     noisy_priors: Option<Vec<f32>>,
     gumbel: Option<GumbelRoot>,
-    leaf: Option<PendingLeaf>,
+    /// Leaves waiting for their evaluations, in the order they were reached.
+    leaves: Vec<PendingLeaf>,
     movegen: Duration,
+}
+
+/// Where one descent ended.
+enum Descent {
+    /// At a leaf that now waits for its evaluation.
+    Leaf,
+    /// At a terminal position: the simulation is backed up.
+    Terminal,
+    /// At a leaf already waiting: nothing to add to this batch.
+    Collision,
+    /// Nothing to descend: the budget is spent or the root is terminal.
+    Finished,
 }
 
 /// Occurrences of the position at the end of `path`, counting the game's positions before
@@ -183,7 +202,7 @@ impl MctsSearch {
             ready: false,
             noisy_priors: None,
             gumbel: None,
-            leaf: None,
+            leaves: Vec::new(),
             movegen: Duration::ZERO,
         }
     }
@@ -198,7 +217,7 @@ impl MctsSearch {
         self.ready = false;
         self.noisy_priors = None;
         self.gumbel = None;
-        self.leaf = None;
+        self.abandon_leaves();
         if self.tree.root().state == NodeState::Expanded {
             self.set_up_root(rng);
         }
@@ -219,17 +238,63 @@ impl MctsSearch {
     /// or stops at the leaf that needs an evaluation. `history` holds the hashes of the
     /// game's positions, ending with the root's (for repetitions).
     pub fn step(&mut self, history: &[u64]) -> Step {
-        if self.leaf.is_some() {
+        if !self.leaves.is_empty() {
             return Step::Evaluate;
         }
-        if self.is_finished() {
-            return Step::Finished;
+        match self.descend_once(history) {
+            Descent::Leaf => Step::Evaluate,
+            Descent::Terminal => Step::Simulated,
+            Descent::Collision | Descent::Finished => Step::Finished,
+        }
+    }
+
+    /// Simulates until a leaf needs an evaluation (true) or the search is finished (false).
+    pub fn next_leaf(&mut self, history: &[u64]) -> bool {
+        loop {
+            match self.step(history) {
+                Step::Evaluate => return true,
+                Step::Finished => return false,
+                Step::Simulated => {}
+            }
+        }
+    }
+
+    /// Simulates until up to `max_leaves` leaves wait for their evaluations, for one
+    /// network call ([`MctsSearch::requests`], then [`MctsSearch::complete_leaves`]); the
+    /// number waiting. Each waiting simulation counts as a loss along its path (virtual
+    /// loss), so that the batch's descents spread out; the batch ends early where a descent
+    /// reaches a leaf already waiting, where the budget is spoken for, and at the end of a
+    /// Gumbel round (whose halving needs the round's results). With `max_leaves` 1 it
+    /// searches exactly as [`MctsSearch::next_leaf`].
+    pub fn gather(&mut self, history: &[u64], max_leaves: usize) -> usize {
+        while self.leaves.len() < max_leaves.max(1) {
+            let round_spent = self.gumbel.as_ref().is_some_and(GumbelRoot::round_spent);
+            if !self.leaves.is_empty() && round_spent {
+                break;
+            }
+            match self.descend_once(history) {
+                Descent::Leaf | Descent::Terminal => {}
+                Descent::Collision | Descent::Finished => break,
+            }
+        }
+        self.leaves.len()
+    }
+
+    /// One descent: a terminal position is backed up at once, a new leaf joins the
+    /// waiting ones.
+    fn descend_once(&mut self, history: &[u64]) -> Descent {
+        let spoken_for = self.done + self.leaves.len() as u32;
+        if self.is_finished() || (self.ready && spoken_for >= self.budget) {
+            return Descent::Finished;
         }
         let path = self.descend();
         let node = *path.last().expect("a path holds the root");
         if let NodeState::Terminal(value) = self.tree.node(node).state {
             self.finish_simulation(&path, value);
-            return Step::Simulated;
+            return Descent::Terminal;
+        }
+        if self.leaves.iter().any(|leaf| leaf.node() == node) {
+            return Descent::Collision;
         }
         let started = Instant::now();
         let moves = self.tree.node(node).position.legal_moves();
@@ -245,53 +310,77 @@ impl MctsSearch {
             Some(value) => {
                 self.tree.nodes[node as usize].state = NodeState::Terminal(value);
                 self.finish_simulation(&path, value);
-                Step::Simulated
+                Descent::Terminal
             }
             None => {
-                self.leaf = Some(PendingLeaf {
+                self.tree.set_in_flight(&path, 1);
+                self.leaves.push(PendingLeaf {
                     path,
                     moves,
                     repetitions,
                 });
-                Step::Evaluate
+                Descent::Leaf
             }
         }
     }
 
-    /// Simulates until a leaf needs an evaluation (true) or the search is finished (false).
-    pub fn next_leaf(&mut self, history: &[u64]) -> bool {
-        loop {
-            match self.step(history) {
-                Step::Evaluate => return true,
-                Step::Finished => return false,
-                Step::Simulated => {}
-            }
-        }
-    }
-
-    /// The evaluation request of the pending leaf, if any.
+    /// The evaluation request of the first waiting leaf, if any.
     pub fn request(&self) -> Option<EvalRequest<'_>> {
-        let leaf = self.leaf.as_ref()?;
-        let node = *leaf.path.last().expect("a path holds the root");
-        Some(EvalRequest {
-            position: &self.tree.node(node).position,
+        self.leaves.first().map(|leaf| self.request_of(leaf))
+    }
+
+    /// The evaluation requests of every waiting leaf, in order.
+    pub fn requests(&self) -> Vec<EvalRequest<'_>> {
+        self.leaves
+            .iter()
+            .map(|leaf| self.request_of(leaf))
+            .collect()
+    }
+
+    fn request_of<'a>(&'a self, leaf: &'a PendingLeaf) -> EvalRequest<'a> {
+        EvalRequest {
+            position: &self.tree.node(leaf.node()).position,
             moves: &leaf.moves,
             repetitions: leaf.repetitions,
-        })
+        }
     }
 
-    /// Takes the evaluation of the pending leaf (nothing happens without one): expands it
+    /// Takes the evaluation of the waiting leaf (nothing happens without one): expands it
     /// and backs its value up. Sets up the root policy (with `rng`) once the root has
     /// priors.
     pub fn complete_leaf<R: Rng + ?Sized>(&mut self, evaluation: &Evaluation, rng: &mut R) {
-        let Some(leaf) = self.leaf.take() else {
-            return;
-        };
-        let node = *leaf.path.last().expect("a path holds the root");
-        self.tree.expand(node, &leaf.moves, &evaluation.priors);
-        self.finish_simulation(&leaf.path, evaluation.value());
+        if !self.leaves.is_empty() {
+            self.complete_leaves(std::slice::from_ref(evaluation), rng);
+        }
+    }
+
+    /// Takes the evaluations of the waiting leaves, one per leaf in the order of
+    /// [`MctsSearch::requests`]: withdraws their virtual losses, expands them and backs
+    /// their values up.
+    ///
+    /// # Panics
+    /// If the evaluations are not one per waiting leaf.
+    pub fn complete_leaves<R: Rng + ?Sized>(&mut self, evaluations: &[Evaluation], rng: &mut R) {
+        assert_eq!(
+            evaluations.len(),
+            self.leaves.len(),
+            "one evaluation per waiting leaf"
+        );
+        for (leaf, evaluation) in std::mem::take(&mut self.leaves).iter().zip(evaluations) {
+            self.tree.set_in_flight(&leaf.path, -1);
+            self.tree
+                .expand(leaf.node(), &leaf.moves, &evaluation.priors);
+            self.finish_simulation(&leaf.path, evaluation.value());
+        }
         if !self.ready {
             self.set_up_root(rng);
+        }
+    }
+
+    /// Drops the waiting leaves with their virtual losses.
+    fn abandon_leaves(&mut self) {
+        for leaf in std::mem::take(&mut self.leaves) {
+            self.tree.set_in_flight(&leaf.path, -1);
         }
     }
 
@@ -360,6 +449,7 @@ impl MctsSearch {
 
     /// Makes the child behind the root's edge `edge` the new root, keeping its subtree.
     pub fn advance(&mut self, edge: usize) {
+        self.abandon_leaves();
         self.tree.advance(edge);
         if matches!(self.tree.root().state, NodeState::Terminal(_)) {
             // A repetition that ended simulations below the root need not end the game:
@@ -367,7 +457,6 @@ impl MctsSearch {
             let root = self.tree.root as usize;
             self.tree.nodes[root].state = NodeState::Leaf;
         }
-        self.leaf = None;
         self.ready = false;
         self.noisy_priors = None;
         self.gumbel = None;

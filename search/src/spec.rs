@@ -19,17 +19,19 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T], \
-     mcts:PATH.safetensors[:sims=N][:ms=T], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B], \
      alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
-/// (whichever comes first). A parsed spec has at least one.
+/// (whichever comes first; a parsed spec has at least one), and how many leaves it
+/// evaluates per network call (`batch=`, default 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MctsBudget {
     pub sims: Option<u64>,
     pub ms: Option<u64>,
+    pub batch: Option<usize>,
 }
 
 impl MctsBudget {
@@ -38,6 +40,7 @@ impl MctsBudget {
         MctsBudget {
             sims: Some(sims),
             ms: None,
+            batch: None,
         }
     }
 
@@ -51,13 +54,16 @@ impl MctsBudget {
 }
 
 impl fmt::Display for MctsBudget {
-    /// `:sims=N`, `:ms=T` or both.
+    /// `:sims=N`, `:ms=T` or both, then `:batch=B` if given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
         }
         if let Some(ms) = self.ms {
             write!(f, ":ms={ms}")?;
+        }
+        if let Some(batch) = self.batch {
+            write!(f, ":batch={batch}")?;
         }
         Ok(())
     }
@@ -69,10 +75,12 @@ pub enum EngineSpec {
     /// `random[:seed=N]`: a uniformly random legal move; without a seed, the one
     /// [`EngineSpec::build`] is given.
     Random { seed: Option<u64> },
-    /// `uniform[:sims=N][:ms=T]`: MCTS with [`UniformEvaluator`] (uniform priors, material
-    /// value).
+    /// `uniform[:sims=N][:ms=T][:batch=B]`: MCTS with [`UniformEvaluator`] (uniform priors,
+    /// material value).
     Uniform(MctsBudget),
-    /// `mcts:PATH.safetensors[:sims=N][:ms=T]`: MCTS with a checkpoint.
+    /// `mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B]`: MCTS with a checkpoint, `B`
+    /// leaves per network call (virtual loss; more positions per second, a little less
+    /// exact per simulation).
     Mcts {
         checkpoint: PathBuf,
         budget: MctsBudget,
@@ -157,7 +165,8 @@ impl EngineSpec {
                     budget.limits(),
                     format!("uniform{budget}"),
                 )
-                .with_seed(seed),
+                .with_seed(seed)
+                .with_batch(budget.batch.unwrap_or(1)),
             ),
             EngineSpec::Mcts { checkpoint, budget } => {
                 if !checkpoint.is_file() {
@@ -182,7 +191,8 @@ impl EngineSpec {
                         budget.limits(),
                         format!("mcts:{stem}{budget}"),
                     )
-                    .with_seed(seed),
+                    .with_seed(seed)
+                    .with_batch(budget.batch.unwrap_or(1)),
                 )
             }
             EngineSpec::AlphaBeta { depth, ms, config } => {
@@ -259,14 +269,18 @@ impl FromStr for EngineSpec {
                 Ok(EngineSpec::Random { seed })
             }
             "uniform" => {
-                let options = parse_options(spec, &segments, &["sims", "ms"])?;
+                let options = parse_options(spec, &segments, MCTS_OPTIONS)?;
                 Ok(EngineSpec::Uniform(mcts_budget(spec, &options)?))
             }
             "mcts" => {
                 // The path may itself hold ':'; options are the trailing `key=value` segments.
                 let split = segments
                     .iter()
-                    .rposition(|s| !(s.starts_with("sims=") || s.starts_with("ms=")))
+                    .rposition(|s| {
+                        !MCTS_OPTIONS
+                            .iter()
+                            .any(|key| s.strip_prefix(key).is_some_and(|v| v.starts_with('=')))
+                    })
                     .map_or(0, |i| i + 1);
                 let path = segments[..split].join(":");
                 if path.is_empty() {
@@ -275,7 +289,7 @@ impl FromStr for EngineSpec {
                         "mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)".into(),
                     ));
                 }
-                let options = parse_options(spec, &segments[split..], &["sims", "ms"])?;
+                let options = parse_options(spec, &segments[split..], MCTS_OPTIONS)?;
                 Ok(EngineSpec::Mcts {
                     checkpoint: PathBuf::from(path),
                     budget: mcts_budget(spec, &options)?,
@@ -514,21 +528,40 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
     Ok(t)
 }
 
-/// `sims=` and `ms=` of an MCTS spec; [`DEFAULT_SIMULATIONS`] without either.
+/// The options of an MCTS spec.
+const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch"];
+
+/// The most leaves an MCTS spec may evaluate per network call.
+pub const MAX_MCTS_BATCH: usize = 1024;
+
+/// `sims=`, `ms=` and `batch=` of an MCTS spec; [`DEFAULT_SIMULATIONS`] without `sims=`
+/// or `ms=`.
 fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecError> {
     let mut budget = MctsBudget {
         sims: None,
         ms: None,
+        batch: None,
     };
     for &(key, value) in options {
-        if key == "ms" {
-            budget.ms = Some(parse_milliseconds(spec, value)?);
-        } else {
-            let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
-            if n == 0 {
-                return Err(invalid(spec, "sims must be at least 1".into()));
+        match key {
+            "ms" => budget.ms = Some(parse_milliseconds(spec, value)?),
+            "batch" => {
+                let b: usize = parse_number(spec, key, value, "a whole number of leaves")?;
+                if !(1..=MAX_MCTS_BATCH).contains(&b) {
+                    return Err(invalid(
+                        spec,
+                        format!("batch must be 1 to {MAX_MCTS_BATCH} leaves, got {b}"),
+                    ));
+                }
+                budget.batch = Some(b);
             }
-            budget.sims = Some(n);
+            _ => {
+                let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
+                if n == 0 {
+                    return Err(invalid(spec, "sims must be at least 1".into()));
+                }
+                budget.sims = Some(n);
+            }
         }
     }
     if budget.sims.is_none() && budget.ms.is_none() {
@@ -584,6 +617,8 @@ mod tests {
             "mcts:runs/a:b/gen-0003.safetensors:sims=64",
             "mcts:gen-0001.safetensors:ms=100",
             "mcts:gen-0001.safetensors:sims=8:ms=100",
+            "mcts:gen-0001.safetensors:ms=100:batch=8",
+            "uniform:sims=32:batch=4",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -603,6 +638,11 @@ mod tests {
         let spellings = [
             ("uniform", "uniform:sims=64"),
             ("uniform:ms=20:sims=5", "uniform:sims=5:ms=20"),
+            ("uniform:batch=4", "uniform:sims=64:batch=4"),
+            (
+                "mcts:x.safetensors:batch=2:ms=9",
+                "mcts:x.safetensors:ms=9:batch=2",
+            ),
             ("mcts:x.safetensors", "mcts:x.safetensors:sims=64"),
             ("alphabeta:ms=50:depth=4", "alphabeta:depth=4:ms=50"),
             (
@@ -646,7 +686,10 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch)"),
+            ("uniform:batch=0", "player 'uniform:batch=0': batch must be 1 to 1024 leaves, got 0"),
+            ("mcts:x.safetensors:batch=-3", "player 'mcts:x.safetensors:batch=-3': batch must be a whole number of leaves, got '-3'"),
+            ("uniform:sims=8:batch=1025", "player 'uniform:sims=8:batch=1025': batch must be 1 to 1024 leaves, got 1025"),
             ("random:seed=-1", "player 'random:seed=-1': seed must be a whole number, got '-1'"),
             ("mcts", "player 'mcts': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
             ("mcts:sims=8", "player 'mcts:sims=8': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),

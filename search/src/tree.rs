@@ -28,6 +28,10 @@ pub struct Node {
     pub visits: u32,
     /// Sum of simulation values; f64 so that long searches (millions of visits) stay exact.
     pub value_sum: f64,
+    /// Simulations through here waiting for a leaf's evaluation (batched search): each
+    /// counts as a visit lost by the side that moved here, so that the next descents of
+    /// the batch spread out (virtual loss).
+    pub in_flight: u32,
     edges_start: u32,
     edges_len: u32,
     pub state: NodeState,
@@ -39,6 +43,7 @@ impl Node {
             position,
             visits: 0,
             value_sum: 0.0,
+            in_flight: 0,
             edges_start: 0,
             edges_len: 0,
             state: NodeState::Leaf,
@@ -116,6 +121,34 @@ impl Tree {
             .then(|| -self.nodes[edge.child as usize].value())
     }
 
+    /// Like [`Tree::child_q`], with the simulations in flight counted as losses of the
+    /// side to move at the parent (the same value when none are).
+    fn child_q_with_virtual_loss(&self, edge: &Edge) -> Option<f32> {
+        if edge.child == NO_CHILD || self.nodes[edge.child as usize].in_flight == 0 {
+            return self.child_q(edge);
+        }
+        let child = &self.nodes[edge.child as usize];
+        let visits = f64::from(child.visits + child.in_flight);
+        Some(((-child.value_sum - f64::from(child.in_flight)) / visits) as f32)
+    }
+
+    fn child_visits_with_in_flight(&self, edge: &Edge) -> u32 {
+        if edge.child == NO_CHILD {
+            0
+        } else {
+            let child = &self.nodes[edge.child as usize];
+            child.visits + child.in_flight
+        }
+    }
+
+    /// Adds (`+1`) or withdraws (`-1`) a simulation in flight along `path`.
+    pub fn set_in_flight(&mut self, path: &[u32], change: i32) {
+        for &node in path {
+            let n = &mut self.nodes[node as usize];
+            n.in_flight = n.in_flight.saturating_add_signed(change);
+        }
+    }
+
     /// The PUCT choice among `node`'s edges; `priors` overrides the stored priors (the
     /// root's noisy priors). Ties (common among unvisited moves with uniform priors) go to
     /// the first edge counting from a start that depends on the position: always taking
@@ -124,7 +157,7 @@ impl Tree {
     pub fn select_edge(&self, node: u32, puct: Puct, priors: Option<&[f32]>) -> usize {
         let parent = &self.nodes[node as usize];
         let edges = self.edges(node);
-        let sqrt_visits = (parent.visits.max(1) as f32).sqrt();
+        let sqrt_visits = ((parent.visits + parent.in_flight).max(1) as f32).sqrt();
         let fpu = parent.value() - puct.fpu_reduction;
         let start = (parent.position.hash() % edges.len().max(1) as u64) as usize;
         let mut best = (f32::NEG_INFINITY, 0);
@@ -132,8 +165,9 @@ impl Tree {
             let i = (start + offset) % edges.len();
             let edge = &edges[i];
             let prior = priors.map_or(edge.prior, |p| p[i]);
-            let q = self.child_q(edge).unwrap_or(fpu);
-            let u = puct.c_puct * prior * sqrt_visits / (1 + self.child_visits(edge)) as f32;
+            let q = self.child_q_with_virtual_loss(edge).unwrap_or(fpu);
+            let visits = self.child_visits_with_in_flight(edge);
+            let u = puct.c_puct * prior * sqrt_visits / (1 + visits) as f32;
             if q + u > best.0 {
                 best = (q + u, i);
             }

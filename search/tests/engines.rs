@@ -11,6 +11,7 @@ use ninjazero_search::{
 };
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -383,4 +384,84 @@ fn a_penalised_repetition_played_is_searched_as_the_new_root() {
         "the third occurrence ends the game"
     );
     assert!(core.is_finished());
+}
+
+fn nothing_in_flight(core: &MctsSearch) -> bool {
+    core.tree().nodes.iter().all(|n| n.in_flight == 0)
+}
+
+/// A batch starts with the root alone (every other descent reaches it again), then spreads
+/// over distinct leaves under virtual loss; the budget is met exactly and every virtual
+/// loss is withdrawn.
+#[test]
+fn a_batch_of_leaves_spreads_out_and_settles() {
+    let game = Game::new(Variant::Chess);
+    let mut core = MctsSearch::new(game.position().clone(), &SearchConfig::default());
+    let mut rng = StdRng::seed_from_u64(5);
+    core.start(200, RootPolicy::Puct, &mut rng);
+    let mut evaluator = UniformEvaluator::default();
+    let mut sizes = Vec::new();
+    loop {
+        let waiting = core.gather(game.hashes(), 8);
+        if waiting == 0 {
+            break;
+        }
+        let requests = core.requests();
+        let distinct: HashSet<u64> = requests.iter().map(|r| r.position.hash()).collect();
+        assert_eq!(distinct.len(), waiting, "no leaf twice in a batch");
+        let mut out = vec![Evaluation::default(); waiting];
+        evaluator.evaluate(&requests, &mut out);
+        core.complete_leaves(&out, &mut rng);
+        assert!(nothing_in_flight(&core));
+        sizes.push(waiting);
+    }
+    assert_eq!(sizes[0], 1, "the root first, alone");
+    assert!(sizes.iter().all(|&n| n <= 8));
+    assert!(sizes.iter().filter(|&&n| n == 8).count() > 10, "{sizes:?}");
+    assert_eq!(core.simulations(), 200);
+    assert_eq!(core.tree().root().visits, 200);
+    assert!(core.is_finished());
+}
+
+/// Leaves still waiting when the search restarts or the game moves on take their virtual
+/// losses with them.
+#[test]
+fn waiting_leaves_are_dropped_with_their_virtual_losses() {
+    let game = Game::new(Variant::Chess);
+    let mut core = MctsSearch::new(game.position().clone(), &SearchConfig::default());
+    let mut rng = StdRng::seed_from_u64(6);
+    search_uniformly(&mut core, &game, 40, &mut rng);
+    core.start(40, RootPolicy::Puct, &mut rng);
+    assert_eq!(core.gather(game.hashes(), 8), 8);
+    assert!(!nothing_in_flight(&core));
+    core.start(40, RootPolicy::Puct, &mut rng);
+    assert!(nothing_in_flight(&core));
+    assert!(core.requests().is_empty());
+    assert_eq!(core.gather(game.hashes(), 8), 8);
+    core.advance(core.most_visited());
+    assert!(nothing_in_flight(&core));
+}
+
+/// Batched engines still see a mate in one, with a PUCT or a Gumbel root, and spend their
+/// simulation budget exactly.
+#[test]
+fn batched_engines_find_the_mate_in_one() {
+    let game = Game::from_position(
+        Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap(),
+    );
+    for root_search in [RootSearch::Puct, RootSearch::Gumbel] {
+        let config = SearchConfig {
+            root_search,
+            gumbel_actions: 32,
+            ..SearchConfig::default()
+        };
+        let mut engine = uniform_mcts(config).with_batch(8);
+        let (info, _) = search(&mut engine, &game, Limits::simulations(100));
+        assert_eq!(info.best.to_string(), "a1a8", "{root_search:?}");
+        let visits: u64 = info.root_visits.iter().map(|(_, v)| u64::from(*v)).sum();
+        assert_eq!(
+            visits, 99,
+            "{root_search:?}: the root's evaluation and 99 below it"
+        );
+    }
 }

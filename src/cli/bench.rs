@@ -20,6 +20,10 @@ pub enum BenchCommand {
     /// Training samples/s per preset (network and batch) against the same loop in
     /// PyTorch, the real loader's rate and a short real run's loader wait share.
     Train(super::train_commands::BenchTrainArgs),
+    /// One game's MCTS with a network: simulations/s by leaves per network call (virtual
+    /// loss, the `batch=` of an mcts player) against one leaf at a time, and how often the
+    /// batched search picks the same move.
+    Search(super::bench_search::BenchSearchArgs),
 }
 
 pub fn run(command: BenchCommand) -> anyhow::Result<()> {
@@ -27,6 +31,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Perft { seconds } => bench_perft(Duration::from_secs_f64(seconds)),
         BenchCommand::Nn(args) => super::bench_nn::run(args),
         BenchCommand::Train(args) => super::train_commands::run_bench(args),
+        BenchCommand::Search(args) => super::bench_search::run(args),
     }
 }
 

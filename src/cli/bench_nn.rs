@@ -73,7 +73,7 @@ fn matmul_gflops(device: Device, min: Duration) -> f64 {
 }
 
 /// Positions from random games, as a searcher would meet them.
-fn sample_positions(variant: Variant, count: usize) -> Vec<Position> {
+pub(super) fn sample_positions(variant: Variant, count: usize) -> Vec<Position> {
     let mut rng = StdRng::seed_from_u64(1);
     let mut positions = Vec::with_capacity(count);
     while positions.len() < count {

@@ -3,6 +3,7 @@
 mod arena_commands;
 mod bench;
 mod bench_nn;
+mod bench_search;
 mod fuzz;
 mod ladder;
 mod model_commands;

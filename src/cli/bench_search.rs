@@ -1,0 +1,109 @@
+//! `bench search`: one game's MCTS with a network, simulations per second by the number of
+//! leaves per network call (virtual loss), against one leaf at a time in the same run.
+
+use super::numbers::{whole, MAX_THREADS};
+use super::{bench_nn::sample_positions, stage_bar};
+use clap::Args;
+use ninjazero_model::parse_device;
+use ninjazero_rules::{Game, Variant};
+use ninjazero_search::{EngineSpec, Limits, MctsBudget, MAX_MCTS_BATCH};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use tch::Device;
+
+#[derive(Args, Debug)]
+pub struct BenchSearchArgs {
+    /// Checkpoint (`.safetensors` with its `.json` sidecar) that evaluates the leaves.
+    #[arg(long)]
+    model: PathBuf,
+    /// Variant of the checkpoint.
+    #[arg(long, value_parser = super::parse_variant, default_value = "insane-ninja")]
+    variant: Variant,
+    /// Leaves per network call to measure (comma-separated; 1 is always measured, as the
+    /// reference). [range: 1 to 1024]
+    #[arg(long, value_delimiter = ',', value_parser = whole::<usize>(1, MAX_MCTS_BATCH as u64), default_value = "1,4,8,16,32")]
+    batches: Vec<usize>,
+    /// Simulations per search. [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000), default_value_t = 800)]
+    sims: u64,
+    /// Positions searched (from random games), each once per batch size, interleaved so
+    /// that the machine's load falls alike on every batch size. [range: 1 to 10000]
+    #[arg(long, value_parser = whole::<usize>(1, 10_000), default_value_t = 12)]
+    positions: usize,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, value_parser = parse_device, default_value = "cpu")]
+    device: Device,
+    /// Intra-op threads for libtorch (an arena gives each game one). [range: 1 to 1024]
+    #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 1)]
+    threads: i32,
+}
+
+/// What one batch size did over every position.
+#[derive(Default)]
+struct Row {
+    simulations: u64,
+    time: Duration,
+    /// Positions where it chose the move that one leaf at a time chose.
+    agreements: usize,
+}
+
+pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
+    tch::set_num_threads(args.threads);
+    let mut batches = args.batches.clone();
+    batches.retain(|&b| b != 1);
+    batches.insert(0, 1);
+    let mut engines = Vec::new();
+    for &batch in &batches {
+        let spec = EngineSpec::Mcts {
+            checkpoint: args.model.clone(),
+            budget: MctsBudget {
+                sims: Some(args.sims),
+                ms: None,
+                batch: Some(batch),
+            },
+        };
+        engines.push(spec.build(args.variant, args.device, 0)?);
+    }
+    let positions = sample_positions(args.variant, args.positions);
+    let mut rows: Vec<Row> = batches.iter().map(|_| Row::default()).collect();
+    let bar = stage_bar((positions.len() * batches.len()) as u64, "search");
+    let limits = Limits::simulations(args.sims);
+    for position in &positions {
+        let game = Game::from_position(position.clone());
+        let mut reference = None;
+        for (engine, row) in engines.iter_mut().zip(&mut rows) {
+            let info = engine.search(&game, &limits, &AtomicBool::new(false), &mut |_| {})?;
+            row.simulations += info.simulations.unwrap_or(info.nodes);
+            row.time += info.elapsed;
+            let best = *reference.get_or_insert(info.best);
+            row.agreements += usize::from(info.best == best);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    println!(
+        "{} positions of {}, {} simulations each, {} libtorch thread(s) on {:?}",
+        positions.len(),
+        args.variant,
+        args.sims,
+        args.threads,
+        args.device
+    );
+    println!(
+        "{:>6} {:>12} {:>9} {:>22}",
+        "batch", "sims/s", "vs 1", "same move as batch 1"
+    );
+    let rate = |row: &Row| row.simulations as f64 / row.time.as_secs_f64().max(1e-9);
+    let reference = rate(&rows[0]);
+    for (batch, row) in batches.iter().zip(&rows) {
+        println!(
+            "{batch:>6} {:>12.0} {:>8.2}x {:>15} of {}",
+            rate(row),
+            rate(row) / reference,
+            row.agreements,
+            positions.len()
+        );
+    }
+    Ok(())
+}
