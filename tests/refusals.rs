@@ -153,6 +153,19 @@ fn pipeline_refuses_settings_other_than_its_runs() {
         assert!(!ok);
         assert_eq!(error(out), first);
     }
+    // A search number edited out of range in run.toml is named, before any work.
+    let settings = std::fs::read_to_string(run.join("run.toml")).unwrap();
+    let edited = settings.replace("repetition_penalty = 0.0", "repetition_penalty = -0.5");
+    assert_ne!(edited, settings);
+    std::fs::write(run.join("run.toml"), edited).unwrap();
+    let (ok, out) = pipeline(&[]);
+    assert!(!ok);
+    let line = error(out);
+    assert!(
+        line.contains("run.toml")
+            && line.contains("repetition_penalty must be a number from 0 to 1, got -0.5"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -206,6 +206,67 @@ fn adjudicate_by_default() -> bool {
     true
 }
 
+impl SearchConfig {
+    /// Checks every number against the range the search can work with (settings read from
+    /// a file a person may edit); the first one out of range, named.
+    pub fn validate(&self) -> Result<(), String> {
+        let whole = |name: &str, value: u64, min: u64| {
+            if value < min {
+                Err(format!("{name} must be at least {min}, got {value}"))
+            } else {
+                Ok(())
+            }
+        };
+        let real = |name: &str, value: f64, min: f64, max: f64| {
+            if value.is_finite() && (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be a number from {min} to {max}, got {value}"
+                ))
+            }
+        };
+        whole("simulations", self.simulations.into(), 1)?;
+        whole("cheap_simulations", self.cheap_simulations.into(), 1)?;
+        whole("gumbel_actions", self.gumbel_actions as u64, 1)?;
+        whole("max_plies", self.max_plies.into(), 1)?;
+        real(
+            "full_search_probability",
+            self.full_search_probability,
+            0.0,
+            1.0,
+        )?;
+        real("c_puct", self.c_puct.into(), 0.0, 100.0)?;
+        real("fpu_reduction", self.fpu_reduction.into(), -2.0, 2.0)?;
+        real(
+            "dirichlet_alpha_total",
+            self.dirichlet_alpha_total,
+            1e-6,
+            1e6,
+        )?;
+        real("dirichlet_epsilon", self.dirichlet_epsilon.into(), 0.0, 1.0)?;
+        real(
+            "temperature_endgame",
+            self.temperature_endgame.into(),
+            0.0,
+            100.0,
+        )?;
+        real(
+            "repetition_penalty",
+            self.repetition_penalty.into(),
+            0.0,
+            1.0,
+        )?;
+        real("resign_threshold", self.resign_threshold.into(), -1.0, 1.0)?;
+        real(
+            "resign_disabled_fraction",
+            self.resign_disabled_fraction,
+            0.0,
+            1.0,
+        )
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
         SearchConfig {
@@ -274,6 +335,44 @@ mod tests {
             },
             GameSettings::Synthetic,
         ]
+    }
+
+    #[test]
+    fn search_settings_out_of_range_are_named() {
+        assert_eq!(SearchConfig::default().validate(), Ok(()));
+        let cases = [
+            (
+                SearchConfig {
+                    simulations: 0,
+                    ..SearchConfig::default()
+                },
+                "simulations must be at least 1, got 0",
+            ),
+            (
+                SearchConfig {
+                    repetition_penalty: 1.5,
+                    ..SearchConfig::default()
+                },
+                "repetition_penalty must be a number from 0 to 1, got 1.5",
+            ),
+            (
+                SearchConfig {
+                    c_puct: f32::NAN,
+                    ..SearchConfig::default()
+                },
+                "c_puct must be a number from 0 to 100, got NaN",
+            ),
+            (
+                SearchConfig {
+                    temperature_endgame: -1.0,
+                    ..SearchConfig::default()
+                },
+                "temperature_endgame must be a number from 0 to 100, got -1",
+            ),
+        ];
+        for (config, message) in cases {
+            assert_eq!(config.validate(), Err(message.to_string()));
+        }
     }
 
     #[test]

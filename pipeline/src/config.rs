@@ -199,12 +199,19 @@ impl RunConfig {
             key: location.clone(),
             reason: e.to_string(),
         })?;
-        toml::from_str(&text)
-            .map(Some)
-            .map_err(|error| PipelineError::BadConfig {
-                path: PathBuf::from(location),
+        let config: RunConfig =
+            toml::from_str(&text).map_err(|error| PipelineError::BadConfig {
+                path: PathBuf::from(&location),
                 error,
-            })
+            })?;
+        config
+            .search
+            .validate()
+            .map_err(|reason| PipelineError::Manifest {
+                key: location,
+                reason: format!("[search] {reason}"),
+            })?;
+        Ok(Some(config))
     }
 }
 

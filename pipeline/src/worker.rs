@@ -116,6 +116,9 @@ impl Manifest {
         {
             return bad("shards × games per shard overflows the game ids");
         }
+        if let Err(reason) = self.search.validate() {
+            return bad(&format!("search: {reason}"));
+        }
         self.variant().map(drop)
     }
 
