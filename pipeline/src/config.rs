@@ -146,6 +146,11 @@ impl RunConfig {
                     PipelinePreset::Smoke => 40,
                     PipelinePreset::Cpu | PipelinePreset::Gpu => 300,
                 },
+                // Measured on the demo (README's lever table), not yet on the longer presets.
+                repetition_penalty: match preset {
+                    PipelinePreset::Demo => 0.5,
+                    _ => 0.0,
+                },
                 ..SearchConfig::default()
             },
             train: preset.name().to_string(),

@@ -68,7 +68,8 @@ pub struct TrainArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// The search value's weight λ in the value target, (1 − λ) · result + λ · root search
-    /// value, on rows of MCTS games (a player's games keep the result). [range: 0 to 1]
+    /// value, on rows of MCTS games (a player's games keep the result); default: the
+    /// preset's (0.5 for demo, 0 for the others). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
     /// cpu, cuda, cuda:N or auto.
