@@ -155,7 +155,16 @@ fn pipeline_refuses_settings_other_than_its_runs() {
     }
     // A search number edited out of range in run.toml is named, before any work.
     let settings = std::fs::read_to_string(run.join("run.toml")).unwrap();
-    let edited = settings.replace("repetition_penalty = 0.0", "repetition_penalty = -0.5");
+    let edited: String = settings
+        .lines()
+        .map(|line| {
+            if line.starts_with("repetition_penalty = ") {
+                "repetition_penalty = -0.5\n".to_string()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
     assert_ne!(edited, settings);
     std::fs::write(run.join("run.toml"), edited).unwrap();
     let (ok, out) = pipeline(&[]);
