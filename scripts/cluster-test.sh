@@ -31,6 +31,9 @@ cargo test --release -q --no-run --test cluster 2> /dev/null
 
 work=$(mktemp -d -t ninjazero-cluster-XXXXXX)
 chmod 755 "$work" # munged runs as the munge user
+# The S3 runs' local caches go with this test run: the bucket's name is fixed, so a cache
+# of an earlier test run (its models, its training work) must not meet this one's.
+export NINJAZERO_CACHE=$work/cache
 slurm_dir=$work/slurm
 cleanup() {
   status=$?
