@@ -57,6 +57,18 @@ pub enum StoreError {
     },
 }
 
+/// What tells one stored object from another stored later under the same key.
+fn object_version(meta: &object_store::ObjectMeta) -> String {
+    match &meta.e_tag {
+        Some(tag) => format!("etag {tag}"),
+        None => format!(
+            "size {} modified {}",
+            meta.size,
+            meta.last_modified.to_rfc3339()
+        ),
+    }
+}
+
 /// `URL/KEY`, or the URL alone for the run itself (an empty key).
 fn object(url: &str, key: &str) -> String {
     if key.is_empty() {
@@ -187,20 +199,41 @@ impl Store {
         bytes.map(|b| b.to_vec()).map_err(|e| self.error(key, e))
     }
 
-    /// The object at `key` as a local file under `cache`, fetched unless it is there
-    /// already (stored objects never change, so a cached copy stays good). The file keeps
-    /// the key's path, so an object and its sidecars (`NAME.safetensors`, `NAME.json`)
-    /// land side by side.
+    /// The object at `key` as a local file under `cache`, fetched unless the cached copy
+    /// is of the object stored now. Objects never change while a run lives, but a run
+    /// deleted and started again at the same URL stores new ones under the old keys, so a
+    /// copy is kept with the object's version (`KEY.version`: its ETag, else its size and
+    /// time) and checked against the store's. The file keeps the key's path, so an object
+    /// and its sidecars (`NAME.safetensors`, `NAME.json`) land side by side.
     pub fn get_to_cache(&self, key: &str, cache: &Path) -> Result<PathBuf, StoreError> {
         let path = cache.join(key);
-        if path.is_file() {
+        let version_path = cache.join(format!("{key}.version"));
+        let location = self.key(key);
+        let stored = self
+            .runtime
+            .block_on(self.store.head(&location))
+            .map_err(|e| self.error(key, e))?;
+        let cached = std::fs::read_to_string(&version_path).ok();
+        if path.is_file() && cached.as_deref() == Some(object_version(&stored).as_str()) {
             return Ok(path);
         }
-        let bytes = self.get(key)?;
-        crate::atomic::write_atomically(&path, &bytes).map_err(|error| StoreError::Io {
-            path: path.clone(),
-            error,
-        })?;
+        let (meta, bytes) = self
+            .runtime
+            .block_on(async {
+                let result = self.store.get(&location).await?;
+                let meta = result.meta.clone();
+                Ok::<_, object_store::Error>((meta, result.bytes().await?))
+            })
+            .map_err(|e| self.error(key, e))?;
+        let write = |path: &Path, bytes: &[u8]| {
+            crate::atomic::write_atomically(path, bytes).map_err(|error| StoreError::Io {
+                path: path.to_path_buf(),
+                error,
+            })
+        };
+        // The copy first, its version last: a copy without its version is fetched again.
+        write(&path, &bytes)?;
+        write(&version_path, object_version(&meta).as_bytes())?;
         Ok(path)
     }
 
@@ -529,6 +562,16 @@ mod tests {
             let file = store.get_to_cache("s/gen-0000/a", &cache).unwrap();
             assert_eq!(file, cache.join("s/gen-0000/a"));
             assert_eq!(std::fs::read(&file).unwrap(), b"s/gen-0000/a");
+            // A run started again at the same URL stores another object under the key;
+            // the cached copy of the old one must not stand in for it.
+            store.delete("s/gen-0000/a").unwrap();
+            store
+                .put_new("s/gen-0000/a", b"a new run!!!".to_vec())
+                .unwrap();
+            let file = store.get_to_cache("s/gen-0000/a", &cache).unwrap();
+            assert_eq!(std::fs::read(&file).unwrap(), b"a new run!!!");
+            let missing = store.get_to_cache("s/none", &cache).unwrap_err();
+            assert!(matches!(missing, StoreError::NotFound { .. }), "{missing}");
             std::fs::remove_dir_all(&cache).unwrap();
         }
     }
