@@ -187,6 +187,14 @@ pub struct SearchConfig {
     /// is still a draw, and its training targets are unchanged. 0 scores it a draw.
     #[serde(default)]
     pub repetition_penalty: f32,
+    /// Capture-resolved leaves: before a leaf's network value is backed up, a quiescence
+    /// search over captures alone (every piece counted as 1, which the rules alone give)
+    /// finds the pieces the side to move wins by force, and each adds this much to the
+    /// log-odds of the leaf's expected score. A few hundred simulations of a young network
+    /// do not see a piece left hanging two plies down; this does, at the cost of a few
+    /// move generations per leaf. 0 leaves the network's value as it is.
+    #[serde(default)]
+    pub capture_logit: f32,
     /// Actions considered by the Gumbel root (top-k).
     pub gumbel_actions: usize,
     /// Resign when the root value stays below this for `resign_consecutive` own moves.
@@ -257,6 +265,7 @@ impl SearchConfig {
             0.0,
             1.0,
         )?;
+        real("capture_logit", self.capture_logit.into(), 0.0, 10.0)?;
         real("resign_threshold", self.resign_threshold.into(), -1.0, 1.0)?;
         real(
             "resign_disabled_fraction",
@@ -281,6 +290,7 @@ impl Default for SearchConfig {
             temperature_plies: 20,
             temperature_endgame: 0.0,
             repetition_penalty: 0.0,
+            capture_logit: 0.0,
             gumbel_actions: 16,
             resign_threshold: -0.9,
             resign_consecutive: 3,

@@ -14,9 +14,8 @@
 //! no extra move generation.
 
 use crate::engine::Limits;
-use ninjazero_rules::{
-    piece_values, ByRole, Color, Game, Move, MoveKind, MoveList, Position, Role, Square, Variant,
-};
+use crate::material::MaterialTable;
+use ninjazero_rules::{piece_values, ByRole, Color, Game, Move, MoveList, Position};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -103,8 +102,8 @@ const EMPTY_ENTRY: TtEntry = TtEntry {
 /// The engine: its settings and the tables it keeps between searches (reset each search).
 pub struct AlphaBeta {
     config: AlphaBetaConfig,
-    /// Centipawns.
-    values: ByRole<i32>,
+    /// The piece values, in centipawns.
+    material: MaterialTable,
     mobility_cp: f32,
     tt: Vec<TtEntry>,
     generation: u32,
@@ -146,11 +145,10 @@ impl DerefMut for Searching<'_> {
 
 impl AlphaBeta {
     pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
-        let values = config.piece_values.map(|v| (v * 100.0).round() as i32);
         AlphaBeta {
             mobility_cp: config.mobility_weight * 100.0,
+            material: MaterialTable::new(&config.piece_values, 100.0),
             config,
-            values,
             tt: Vec::new(),
             generation: 0,
             killers: [[None; 2]; MAX_PLY],
@@ -174,21 +172,8 @@ impl AlphaBeta {
     /// the board and in hand, plus mobility against `opponent_moves` (the opponent's legal
     /// move count one ply earlier).
     pub fn evaluate(&self, position: &Position, our_moves: usize, opponent_moves: usize) -> i32 {
-        self.material(position)
+        self.material.balance(position)
             + (self.mobility_cp * (our_moves as f32 - opponent_moves as f32)).round() as i32
-    }
-
-    fn material(&self, position: &Position) -> i32 {
-        let material = position.material();
-        let side = |color: Color| -> i32 {
-            let board: i32 = material[color]
-                .iter()
-                .map(|(role, &n)| n as i32 * self.values[role])
-                .sum();
-            board + position.hand(color) as i32 * self.values[Role::NinjaPawn]
-        };
-        let us = position.turn();
-        side(us) - side(!us)
     }
 
     /// Searches the game's current position by iterative deepening until a limit is
@@ -402,7 +387,7 @@ impl Searching<'_> {
                 alpha = score;
             }
             if alpha >= beta {
-                if self.capture_gain(position, m) == 0 {
+                if self.material.capture_gain(position, m) == 0 {
                     self.record_quiet_cutoff(m, depth, ply);
                 }
                 break;
@@ -441,8 +426,13 @@ impl Searching<'_> {
         let mut captures: Vec<(i32, Move)> = moves
             .iter()
             .filter_map(|&m| {
-                let gain = self.capture_gain(position, m);
-                (gain > 0).then(|| (gain * 64 - self.attacker_value(position, m) / 16, m))
+                let gain = self.material.capture_gain(position, m);
+                (gain > 0).then(|| {
+                    (
+                        gain * 64 - self.material.attacker_value(position, m) / 16,
+                        m,
+                    )
+                })
             })
             .collect();
         captures.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
@@ -542,77 +532,6 @@ impl AlphaBeta {
         })
     }
 
-    fn value(&self, role: Role) -> i32 {
-        self.values[role]
-    }
-
-    fn attacker_value(&self, position: &Position, m: Move) -> i32 {
-        position.piece_at(m.from).map_or(0, |p| self.value(p.role))
-    }
-
-    /// The material a move wins at once (captured pieces, promotion), in centipawns, from
-    /// the geometry of the move; 0 for a quiet move. Pieces a Loony Rook fires through count
-    /// for or against the mover by colour.
-    fn capture_gain(&self, position: &Position, m: Move) -> i32 {
-        let us = position.turn();
-        let mut gain = 0;
-        match m.kind {
-            MoveKind::Drop | MoveKind::Castle { .. } => return 0,
-            MoveKind::EnPassant => return self.value(Role::Pawn),
-            MoveKind::Promotion(role) => gain += self.value(role) - self.value(Role::Pawn),
-            MoveKind::Normal => {}
-        }
-        if let Some(victim) = position.piece_at(m.to).filter(|p| p.color != us) {
-            gain += self.value(victim.role);
-        }
-        let Some(mover) = position.piece_at(m.from) else {
-            return gain;
-        };
-        if matches!(mover.role, Role::NinjaGuard | Role::NinjaWarrior)
-            && position.variant() == Variant::Ninjutsu
-            && position.rules().scepter_squares(us).contains(&m.to)
-        {
-            // A Ninja Guard or Warrior entering the opponent's palace becomes an Insane
-            // Ninja Knight (in ninjutsu a side's promotion squares are its scepter squares).
-            gain += self.value(Role::InsaneNinjaKnight) - self.value(mover.role);
-        }
-        let (df, dr) = (
-            m.to.file() as i32 - m.from.file() as i32,
-            m.to.rank() as i32 - m.from.rank() as i32,
-        );
-        let is_ninja = matches!(
-            mover.role,
-            Role::NinjaGuard
-                | Role::NinjaWarrior
-                | Role::InsaneNinja
-                | Role::InsaneNinjaKnight
-                | Role::LeapingNinjaGuard
-        );
-        if is_ninja && matches!(df, -2 | 0 | 2) && matches!(dr, -2 | 0 | 2) && (df, dr) != (0, 0) {
-            let middle = square_at(m.from, df / 2, dr / 2);
-            if let Some(p) = middle
-                .and_then(|s| position.piece_at(s))
-                .filter(|p| p.color != us)
-            {
-                gain += self.value(p.role);
-            }
-        } else if mover.role == Role::LoonyRook && (df == 0 || dr == 0) {
-            let (sf, sr) = (df.signum(), dr.signum());
-            for k in 1..df.abs().max(dr.abs()) {
-                if let Some(p) =
-                    square_at(m.from, sf * k, sr * k).and_then(|s| position.piece_at(s))
-                {
-                    gain += if p.color == us {
-                        -self.value(p.role)
-                    } else {
-                        self.value(p.role)
-                    };
-                }
-            }
-        }
-        gain
-    }
-
     /// The moves in search order: hash move, winning material by MVV-LVA, killers, then
     /// quiet moves by history (stable, so ties keep move generation order).
     fn order_moves(
@@ -629,9 +548,10 @@ impl AlphaBeta {
                 let key = if Some(m) == hash_move {
                     1 << 50
                 } else {
-                    let gain = self.capture_gain(position, m);
+                    let gain = self.material.capture_gain(position, m);
                     if gain > 0 {
-                        (1i64 << 40) + gain as i64 * 1024 - self.attacker_value(position, m) as i64
+                        (1i64 << 40) + gain as i64 * 1024
+                            - self.material.attacker_value(position, m) as i64
                     } else if killers[0] == Some(m) {
                         (1 << 35) + 1
                     } else if killers[1] == Some(m) {
@@ -708,14 +628,6 @@ fn history_index(m: Move) -> usize {
     m.from.index() * HISTORY_SQUARES + m.to.index()
 }
 
-fn square_at(from: Square, df: i32, dr: i32) -> Option<Square> {
-    let (file, rank) = (from.file() as i32 + df, from.rank() as i32 + dr);
-    if file < 0 || rank < 0 {
-        return None;
-    }
-    Square::new(file as u8, rank as u8)
-}
-
 /// Mate scores are stored relative to the node, not the root.
 fn to_tt(score: i32, ply: usize) -> i32 {
     if score > MATE_BOUND {
@@ -734,50 +646,5 @@ fn from_tt(score: i32, ply: usize) -> i32 {
         score + ply as i32
     } else {
         score
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The geometric capture estimate equals the material a move really wins, in random
-    /// games of every variant.
-    #[test]
-    fn capture_gain_matches_the_material_change() {
-        let engine = AlphaBeta::new(AlphaBetaConfig::default());
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut captures = 0;
-        for variant in Variant::ALL {
-            for _ in 0..20 {
-                let mut pos = Position::start(variant);
-                for _ in 0..120 {
-                    let moves = pos.legal_moves();
-                    if moves.is_empty() {
-                        break;
-                    }
-                    for &m in &moves {
-                        let mut child = pos.clone();
-                        child.play_unchecked(m);
-                        let actual = -engine.material(&child) - engine.material(&pos);
-                        assert_eq!(
-                            engine.capture_gain(&pos, m),
-                            actual,
-                            "{variant} {} {m}",
-                            pos.to_fen()
-                        );
-                        captures += usize::from(actual != 0);
-                    }
-                    pos.play_unchecked(moves[next() as usize % moves.len()]);
-                }
-            }
-        }
-        assert!(captures > 1000, "only {captures} captures seen");
     }
 }

@@ -6,6 +6,9 @@
 //!   [`tree`]. Self-play (`ninjazero-selfplay`) and the single-position MCTS engine both
 //!   run it.
 //! - [`alphabeta`]: the classic alpha-beta engine.
+//! - [`material`]: material counted with piece values, and captures resolved by a small
+//!   quiescence search (the alpha-beta engine's evaluation, the MCTS's capture-resolved
+//!   leaves).
 //! - [`engine`]: the one interface of every engine ([`Engine`], with [`Limits`] and a
 //!   [`SearchInfo`] report) that play, UCI, the arena, player datasets and the values
 //!   matches drive, and the engines: MCTS, alpha-beta, random.
@@ -17,6 +20,7 @@
 pub mod alphabeta;
 pub mod engine;
 pub mod gumbel;
+pub mod material;
 pub mod mcts;
 pub mod spec;
 pub mod tree;
@@ -27,6 +31,7 @@ pub use engine::{
     AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchError,
     SearchInfo,
 };
+pub use material::MaterialTable;
 pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};

@@ -21,6 +21,7 @@
 
 use crate::engine::{Score, SearchInfo};
 use crate::gumbel::{improved_policy, GumbelRoot};
+use crate::material::MaterialTable;
 use crate::tree::{Edge, NodeState, Puct, Tree};
 use crate::{RootSearch, SearchConfig};
 use ninjazero_model::{EvalRequest, Evaluation};
@@ -61,6 +62,19 @@ impl RootPolicy {
     }
 }
 
+/// Capture plies the leaves' quiescence search may look ahead (as alpha-beta's).
+const CAPTURE_PLIES: u32 = 8;
+
+/// A leaf's value `value` (expected score in [-1, 1]) with `pieces` won by force added to
+/// the log-odds of its expected score, `logit` each: `2 atanh(v)` is that log-odds.
+fn with_captures(value: f32, pieces: i32, logit: f32) -> f32 {
+    if pieces == 0 {
+        return value;
+    }
+    let log_odds = 2.0 * value.clamp(-0.999, 0.999).atanh();
+    ((log_odds + logit * pieces as f32) / 2.0).tanh()
+}
+
 /// What one simulation step did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -79,6 +93,8 @@ struct PendingLeaf {
     path: Vec<u32>,
     moves: MoveList,
     repetitions: u32,
+    /// Pieces the side to move wins by force with captures (0 without capture resolution).
+    capture_gain: i32,
 }
 
 impl PendingLeaf {
@@ -94,6 +110,9 @@ pub struct MctsSearch {
     puct: Puct,
     /// How a repetition below the root is scored ([`SearchConfig::repetition_penalty`]).
     repetition: RepetitionScore,
+    /// Log-odds per piece won by force in captures at a leaf
+    /// ([`SearchConfig::capture_logit`]); 0 leaves leaves unresolved.
+    capture_logit: f32,
     policy: RootPolicy,
     /// Simulations of this search (on top of what a reused tree holds).
     budget: u32,
@@ -196,6 +215,7 @@ impl MctsSearch {
             tree: Tree::new(position),
             puct: Puct::from(config),
             repetition: RepetitionScore::below_root(config.repetition_penalty),
+            capture_logit: config.capture_logit,
             policy: RootPolicy::Puct,
             budget: 0,
             done: 0,
@@ -244,7 +264,8 @@ impl MctsSearch {
         match self.descend_once(history) {
             Descent::Leaf => Step::Evaluate,
             Descent::Terminal => Step::Simulated,
-            Descent::Collision | Descent::Finished => Step::Finished,
+            Descent::Finished => Step::Finished,
+            Descent::Collision => unreachable!("no leaf waits when a step descends"),
         }
     }
 
@@ -313,11 +334,24 @@ impl MctsSearch {
                 Descent::Terminal
             }
             None => {
+                let capture_gain = if self.capture_logit > 0.0 {
+                    let started = Instant::now();
+                    let gain = MaterialTable::counting().capture_sequence_gain(
+                        position,
+                        &moves,
+                        CAPTURE_PLIES,
+                    );
+                    self.movegen += started.elapsed();
+                    gain
+                } else {
+                    0
+                };
                 self.tree.set_in_flight(&path, 1);
                 self.leaves.push(PendingLeaf {
                     path,
                     moves,
                     repetitions,
+                    capture_gain,
                 });
                 Descent::Leaf
             }
@@ -370,7 +404,8 @@ impl MctsSearch {
             self.tree.set_in_flight(&leaf.path, -1);
             self.tree
                 .expand(leaf.node(), &leaf.moves, &evaluation.priors);
-            self.finish_simulation(&leaf.path, evaluation.value());
+            let value = with_captures(evaluation.value(), leaf.capture_gain, self.capture_logit);
+            self.finish_simulation(&leaf.path, value);
         }
         if !self.ready {
             self.set_up_root(rng);
@@ -482,7 +517,8 @@ impl MctsSearch {
         self.done
     }
 
-    /// Time spent generating legal moves at leaves, over every search of this tree.
+    /// Time spent generating legal moves at leaves (and resolving their captures), over
+    /// every search of this tree.
     pub fn movegen(&self) -> Duration {
         self.movegen
     }

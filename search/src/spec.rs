@@ -8,6 +8,7 @@
 use crate::alphabeta::{AlphaBetaConfig, MAX_DEPTH};
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT};
+use crate::SearchConfig;
 use ninjazero_model::{Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
 use std::fmt;
@@ -19,19 +20,21 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B], \
-     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
      alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
-/// (whichever comes first; a parsed spec has at least one), and how many leaves it
-/// evaluates per network call (`batch=`, default 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// (whichever comes first; a parsed spec has at least one), how many leaves it
+/// evaluates per network call (`batch=`, default 1), and whether its leaves resolve
+/// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MctsBudget {
     pub sims: Option<u64>,
     pub ms: Option<u64>,
     pub batch: Option<usize>,
+    pub capture_logit: Option<f32>,
 }
 
 impl MctsBudget {
@@ -41,6 +44,7 @@ impl MctsBudget {
             sims: Some(sims),
             ms: None,
             batch: None,
+            capture_logit: None,
         }
     }
 
@@ -51,10 +55,18 @@ impl MctsBudget {
             ..Limits::default()
         }
     }
+
+    /// The engine's search settings: the defaults with the spec's capture logit.
+    pub fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            capture_logit: self.capture_logit.unwrap_or(0.0),
+            ..SearchConfig::default()
+        }
+    }
 }
 
 impl fmt::Display for MctsBudget {
-    /// `:sims=N`, `:ms=T` or both, then `:batch=B` if given.
+    /// `:sims=N`, `:ms=T` or both, then `:batch=B` and `:captures=L` if given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
@@ -64,6 +76,9 @@ impl fmt::Display for MctsBudget {
         }
         if let Some(batch) = self.batch {
             write!(f, ":batch={batch}")?;
+        }
+        if let Some(logit) = self.capture_logit {
+            write!(f, ":captures={logit}")?;
         }
         Ok(())
     }
@@ -75,12 +90,13 @@ pub enum EngineSpec {
     /// `random[:seed=N]`: a uniformly random legal move; without a seed, the one
     /// [`EngineSpec::build`] is given.
     Random { seed: Option<u64> },
-    /// `uniform[:sims=N][:ms=T][:batch=B]`: MCTS with [`UniformEvaluator`] (uniform priors,
+    /// `uniform[:sims=N][:ms=T][:batch=B][:captures=L]`: MCTS with [`UniformEvaluator`] (uniform priors,
     /// material value).
     Uniform(MctsBudget),
-    /// `mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B]`: MCTS with a checkpoint, `B`
-    /// leaves per network call (virtual loss; more positions per second, a little less
-    /// exact per simulation).
+    /// `mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L]`: MCTS with a
+    /// checkpoint, `B` leaves per network call (virtual loss; more positions per second, a
+    /// little less exact per simulation), leaves resolving captures at `L` log-odds per
+    /// piece won.
     Mcts {
         checkpoint: PathBuf,
         budget: MctsBudget,
@@ -166,7 +182,8 @@ impl EngineSpec {
                     format!("uniform{budget}"),
                 )
                 .with_seed(seed)
-                .with_batch(budget.batch.unwrap_or(1)),
+                .with_batch(budget.batch.unwrap_or(1))
+                .with_config(budget.search_config()),
             ),
             EngineSpec::Mcts { checkpoint, budget } => {
                 if !checkpoint.is_file() {
@@ -192,7 +209,8 @@ impl EngineSpec {
                         format!("mcts:{stem}{budget}"),
                     )
                     .with_seed(seed)
-                    .with_batch(budget.batch.unwrap_or(1)),
+                    .with_batch(budget.batch.unwrap_or(1))
+                    .with_config(budget.search_config()),
                 )
             }
             EngineSpec::AlphaBeta { depth, ms, config } => {
@@ -303,14 +321,7 @@ impl FromStr for EngineSpec {
                 for (key, value) in options {
                     match key {
                         "depth" => {
-                            let d: u32 = parse_number(spec, key, value, "a whole number of plies")?;
-                            if !(1..=MAX_DEPTH).contains(&d) {
-                                return Err(invalid(
-                                    spec,
-                                    format!("depth must be 1 to {MAX_DEPTH} plies, got {d}"),
-                                ));
-                            }
-                            depth = Some(d);
+                            depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?)
                         }
                         "ms" => ms = Some(parse_milliseconds(spec, value)?),
                         "values" => config.piece_values = parse_values(spec, value)?,
@@ -474,6 +485,28 @@ fn positive<T: FromStr + PartialOrd + From<u8>>(
     Ok(n)
 }
 
+/// A whole number of `unit` from `range`, e.g. `depth must be 1 to 64 plies, got 0`.
+fn parse_in_range<T>(
+    spec: &str,
+    key: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<T>,
+    unit: &str,
+) -> Result<T, SpecError>
+where
+    T: FromStr + PartialOrd + std::fmt::Display,
+{
+    let n: T = parse_number(spec, key, value, &format!("a whole number of {unit}"))?;
+    if !range.contains(&n) {
+        let (low, high) = (range.start(), range.end());
+        return Err(invalid(
+            spec,
+            format!("{key} must be {low} to {high} {unit}, got {n}"),
+        ));
+    }
+    Ok(n)
+}
+
 /// Splits `key=value` segments, allowing only `allowed` keys, each at most once.
 fn parse_options<'s>(
     spec: &str,
@@ -529,7 +562,7 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 }
 
 /// The options of an MCTS spec.
-const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch"];
+const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
 
 /// The most leaves an MCTS spec may evaluate per network call.
 pub const MAX_MCTS_BATCH: usize = 1024;
@@ -541,19 +574,29 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
         sims: None,
         ms: None,
         batch: None,
+        capture_logit: None,
     };
     for &(key, value) in options {
         match key {
             "ms" => budget.ms = Some(parse_milliseconds(spec, value)?),
             "batch" => {
-                let b: usize = parse_number(spec, key, value, "a whole number of leaves")?;
-                if !(1..=MAX_MCTS_BATCH).contains(&b) {
+                budget.batch = Some(parse_in_range(
+                    spec,
+                    key,
+                    value,
+                    1..=MAX_MCTS_BATCH,
+                    "leaves",
+                )?)
+            }
+            "captures" => {
+                let logit: f32 = parse_number(spec, key, value, "a number (log-odds per piece)")?;
+                if !(0.0..=10.0).contains(&logit) {
                     return Err(invalid(
                         spec,
-                        format!("batch must be 1 to {MAX_MCTS_BATCH} leaves, got {b}"),
+                        format!("captures must be 0 to 10 (log-odds per piece), got {value}"),
                     ));
                 }
-                budget.batch = Some(b);
+                budget.capture_logit = Some(logit);
             }
             _ => {
                 let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
@@ -619,6 +662,7 @@ mod tests {
             "mcts:gen-0001.safetensors:sims=8:ms=100",
             "mcts:gen-0001.safetensors:ms=100:batch=8",
             "uniform:sims=32:batch=4",
+            "mcts:gen-0001.safetensors:sims=64:captures=1.5",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -686,10 +730,13 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures)"),
             ("uniform:batch=0", "player 'uniform:batch=0': batch must be 1 to 1024 leaves, got 0"),
             ("mcts:x.safetensors:batch=-3", "player 'mcts:x.safetensors:batch=-3': batch must be a whole number of leaves, got '-3'"),
             ("uniform:sims=8:batch=1025", "player 'uniform:sims=8:batch=1025': batch must be 1 to 1024 leaves, got 1025"),
+            ("uniform:sims=8:captures=-1", "player 'uniform:sims=8:captures=-1': captures must be 0 to 10 (log-odds per piece), got -1"),
+            ("uniform:sims=8:captures=NaN", "player 'uniform:sims=8:captures=NaN': captures must be 0 to 10 (log-odds per piece), got NaN"),
+            ("uniform:sims=8:captures=x", "player 'uniform:sims=8:captures=x': captures must be a number (log-odds per piece), got 'x'"),
             ("random:seed=-1", "player 'random:seed=-1': seed must be a whole number, got '-1'"),
             ("mcts", "player 'mcts': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
             ("mcts:sims=8", "player 'mcts:sims=8': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),

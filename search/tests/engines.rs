@@ -465,3 +465,35 @@ fn batched_engines_find_the_mate_in_one() {
         );
     }
 }
+
+/// A leaf's value with capture resolution: the root's value after its first (and only)
+/// simulation, for the position `fen` (chess) and a capture logit.
+fn first_leaf_value(fen: &str, capture_logit: f32) -> f32 {
+    let game = Game::from_position(Position::from_fen(Variant::Chess, fen).unwrap());
+    let config = SearchConfig {
+        capture_logit,
+        ..SearchConfig::default()
+    };
+    let mut core = MctsSearch::new(game.position().clone(), &config);
+    search_uniformly(&mut core, &game, 1, &mut StdRng::seed_from_u64(1));
+    core.root_value()
+}
+
+/// A piece left hanging at a leaf adds the capture logit to the log-odds of its value;
+/// a defended one, whose capture is answered by a recapture, adds nothing.
+#[test]
+fn capture_resolved_leaves_see_a_hanging_piece() {
+    let hanging = "4k3/8/8/3p4/8/8/8/3QK3 w - - 0 1";
+    let defended = "4k3/8/4p3/3p4/8/8/8/3QK3 w - - 0 1";
+    let plain = first_leaf_value(hanging, 0.0);
+    let log_odds = |v: f32| 2.0 * v.atanh();
+    let resolved = first_leaf_value(hanging, 1.5);
+    assert!(
+        (log_odds(resolved) - log_odds(plain) - 1.5).abs() < 1e-3,
+        "{plain} -> {resolved}"
+    );
+    assert_eq!(
+        first_leaf_value(defended, 1.5),
+        first_leaf_value(defended, 0.0)
+    );
+}

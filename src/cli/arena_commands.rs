@@ -19,8 +19,9 @@ pub struct ArenaArgs {
     /// Player A: random, uniform:sims=N (MCTS without a model),
     /// mcts:PATH.safetensors:sims=N, alphabeta:depth=D or alphabeta:ms=T
     /// (optionally :values=P=1,N=3,... and :mobility=W); MCTS players take :ms=T (time
-    /// per move) as well as or instead of :sims=N, and :batch=B to evaluate B leaves per
-    /// network call (more simulations in the same time). An external UCI engine:
+    /// per move) as well as or instead of :sims=N, :batch=B to evaluate B leaves per
+    /// network call (more simulations in the same time), and :captures=L to resolve
+    /// captures at the leaves (L log-odds per piece won by force). An external UCI engine:
     /// uci:COMMAND with :depth=D, :nodes=N and/or :ms=T, optionally :timeout=S (seconds
     /// beyond its move time before it counts as hung, default 10) and engine options as
     /// :NAME=VALUE (e.g. uci:fairy-stockfish:depth=5:Skill Level=3); UCI_Variant is set

@@ -61,6 +61,7 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
                 sims: Some(args.sims),
                 ms: None,
                 batch: Some(batch),
+                capture_logit: None,
             },
         };
         engines.push(spec.build(args.variant, args.device, 0)?);
