@@ -1,5 +1,6 @@
 //! `bench search`: one game's MCTS with a network, simulations per second by the number of
-//! leaves per network call (virtual loss), against one leaf at a time in the same run.
+//! leaves per network call (virtual loss) and with capture-resolved leaves, against one
+//! leaf at a time in the same run.
 
 use super::numbers::{whole, MAX_THREADS};
 use super::{bench_nn::sample_positions, stage_bar};
@@ -34,6 +35,10 @@ pub struct BenchSearchArgs {
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "cpu")]
     device: Device,
+    /// Also measure every batch size with capture-resolved leaves at this logit (what the
+    /// leaves' quiescence searches cost). [range: 0 to 10]
+    #[arg(long, value_parser = super::numbers::real(0.0, 10.0, false))]
+    captures: Option<f64>,
     /// Intra-op threads for libtorch (an arena gives each game one). [range: 1 to 1024]
     #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 1)]
     threads: i32,
@@ -53,22 +58,27 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
     let mut batches = args.batches.clone();
     batches.retain(|&b| b != 1);
     batches.insert(0, 1);
+    // (leaves per call, capture logit) of each measured search; the first is the reference.
+    let mut searches: Vec<(usize, Option<f32>)> = batches.iter().map(|&b| (b, None)).collect();
+    if let Some(logit) = args.captures {
+        searches.extend(batches.iter().map(|&b| (b, Some(logit as f32))));
+    }
     let mut engines = Vec::new();
-    for &batch in &batches {
+    for &(batch, capture_logit) in &searches {
         let spec = EngineSpec::Mcts {
             checkpoint: args.model.clone(),
             budget: MctsBudget {
                 sims: Some(args.sims),
                 ms: None,
                 batch: Some(batch),
-                capture_logit: None,
+                capture_logit,
             },
         };
         engines.push(spec.build(args.variant, args.device, 0)?);
     }
     let positions = sample_positions(args.variant, args.positions);
-    let mut rows: Vec<Row> = batches.iter().map(|_| Row::default()).collect();
-    let bar = stage_bar((positions.len() * batches.len()) as u64, "search");
+    let mut rows: Vec<Row> = searches.iter().map(|_| Row::default()).collect();
+    let bar = stage_bar((positions.len() * searches.len()) as u64, "search");
     let limits = Limits::simulations(args.sims);
     for position in &positions {
         let game = Game::from_position(position.clone());
@@ -92,14 +102,15 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
         args.device
     );
     println!(
-        "{:>6} {:>12} {:>9} {:>22}",
-        "batch", "sims/s", "vs 1", "same move as batch 1"
+        "{:>6} {:>9} {:>12} {:>9} {:>22}",
+        "batch", "captures", "sims/s", "vs 1", "same move as batch 1"
     );
     let rate = |row: &Row| row.simulations as f64 / row.time.as_secs_f64().max(1e-9);
     let reference = rate(&rows[0]);
-    for (batch, row) in batches.iter().zip(&rows) {
+    for ((batch, captures), row) in searches.iter().zip(&rows) {
+        let captures = captures.map_or("off".to_string(), |l| l.to_string());
         println!(
-            "{batch:>6} {:>12.0} {:>8.2}x {:>15} of {}",
+            "{batch:>6} {captures:>9} {:>12.0} {:>8.2}x {:>15} of {}",
             rate(row),
             rate(row) / reference,
             row.agreements,
