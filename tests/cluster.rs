@@ -427,3 +427,41 @@ fn a_cluster_run_holds_every_object_once_and_equals_the_local_run() {
     );
     assert_same_objects(&run, &reference, &keys);
 }
+
+/// A budget too small for a second generation: the run trains one, plays the baselines,
+/// writes its report and remembers the budget; a rerun does nothing, and Slurm, which
+/// cannot keep a budget, is refused.
+#[test]
+fn a_budgeted_run_stops_when_the_next_generation_would_not_fit() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let base = ["pipeline", "--run", text(&dir), "--hours", "0.0001"];
+    let (ok, out) = run(&[&base[..], &SMOKE].concat());
+    assert!(ok, "{out}");
+    assert!(out.contains("generations while 0.0001 h last"), "{out}");
+    assert!(
+        out.contains("after generation 1;") && out.contains("stopping here"),
+        "{out}"
+    );
+    let store = Store::open(text(&dir)).unwrap();
+    let config = RunConfig::load_from(&store).unwrap();
+    assert_eq!((config.generations, config.hours), (1, Some(0.0001)));
+    assert!(store.exists(&promotion_key(1)).unwrap());
+    assert!(!store.exists(&model_key(2)).unwrap());
+    assert!(dir.join("summary.md").is_file());
+
+    let objects = store.list("").unwrap().len();
+    let (ok, out) = run(&["pipeline", "--run", text(&dir), "--device", "cpu"]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        store.list("").unwrap().len(),
+        objects,
+        "a rerun stores nothing"
+    );
+    let (ok, out) = run(&["pipeline", "--run", text(&dir), "--scheduler", "slurm"]);
+    assert!(!ok);
+    assert!(
+        out.contains("budget of 0.0001 hours") && out.contains("--generations"),
+        "{out}"
+    );
+}

@@ -175,6 +175,17 @@ fn pipeline_refuses_settings_other_than_its_runs() {
             && line.contains("repetition_penalty must be a number from 0 to 1, got -0.5"),
         "{line}"
     );
+    // So is a budget that no run can keep.
+    let budget = settings.replace("[search]", "hours = -1.0\n\n[search]");
+    assert_ne!(budget, settings);
+    std::fs::write(run.join("run.toml"), budget).unwrap();
+    let (ok, out) = pipeline(&[]);
+    assert!(!ok);
+    let line = error(out);
+    assert!(
+        line.contains("run.toml") && line.contains("hours must be a number above 0"),
+        "{line}"
+    );
 }
 
 #[test]

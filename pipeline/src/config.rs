@@ -109,6 +109,11 @@ pub struct RunConfig {
     /// network learns to imitate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_player: Option<String>,
+    /// A wall-time budget in hours: generations are added while the next one is expected to
+    /// end in time ([`crate::next_generation_fits`]), and `generations` counts those decided
+    /// so far. Like `generations`, a continued run may change it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hours: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -160,6 +165,7 @@ impl RunConfig {
             selfplay_shards: 1,
             arena_shards: 1,
             first_player: None,
+            hours: None,
         }
     }
 
@@ -212,9 +218,16 @@ impl RunConfig {
         config
             .search
             .validate()
+            .map_err(|reason| format!("[search] {reason}"))
+            .and_then(|()| match config.hours {
+                Some(h) if !(h > 0.0 && h <= MAX_HOURS) => Err(format!(
+                    "hours must be a number above 0 and at most {MAX_HOURS}, got {h}"
+                )),
+                _ => Ok(()),
+            })
             .map_err(|reason| PipelineError::Manifest {
                 key: location,
-                reason: format!("[search] {reason}"),
+                reason,
             })?;
         Ok(Some(config))
     }
@@ -273,15 +286,15 @@ impl fmt::Display for SettingDifference {
 /// The run's settings. If the run has a `run.toml`, they are the stored ones, which each
 /// setting in `chosen` must agree with (`wanted` holds the values asked for; the settings
 /// not chosen take the stored values): else [`PipelineError::OtherSettings`] lists every
-/// difference. Without `run.toml`, `wanted` is stored and returned. `generations`, when
-/// given, replaces the stored count (and is saved): a run may be taken further.
+/// difference. Without `run.toml`, `wanted` is stored and returned. `reach`, when given,
+/// replaces how far the stored run goes (and is saved): a run may be taken further.
 pub fn load_or_create(
     store: &Store,
     wanted: &RunConfig,
     chosen: &[Setting],
-    generations: Option<u32>,
+    reach: Option<Reach>,
 ) -> Result<RunConfig, PipelineError> {
-    let Some(mut stored) = RunConfig::stored(store)? else {
+    let Some(stored) = RunConfig::stored(store)? else {
         wanted.save_to(store)?;
         return Ok(wanted.clone());
     };
@@ -292,12 +305,34 @@ pub fn load_or_create(
             differences,
         });
     }
-    if let Some(generations) = generations.filter(|&g| g != stored.generations) {
-        stored.generations = generations;
-        stored.save_to(store)?;
+    let reached = match reach {
+        Some(Reach::Generations(generations)) => RunConfig {
+            generations,
+            hours: None,
+            ..stored.clone()
+        },
+        Some(Reach::Hours(hours)) => RunConfig {
+            hours: Some(hours),
+            ..stored.clone()
+        },
+        None => stored.clone(),
+    };
+    if reached != stored {
+        reached.save_to(store)?;
     }
-    Ok(stored)
+    Ok(reached)
 }
+
+/// How far to take a run: a number of generations, or as many as a wall-time budget in
+/// hours allows ([`RunConfig::hours`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reach {
+    Generations(u32),
+    Hours(f64),
+}
+
+/// The largest budget a run may be given, in hours (a year).
+pub const MAX_HOURS: f64 = 8760.0;
 
 /// The settings among `settings` whose values differ between two configurations, with the
 /// values as `run.toml` writes them.
@@ -353,9 +388,18 @@ mod tests {
             load_or_create(&store, &chess(5, None), &seed_not_chosen, None).unwrap(),
             created
         );
-        let extended = load_or_create(&store, &chess(0, None), &[], Some(7)).unwrap();
+        let extended =
+            load_or_create(&store, &chess(0, None), &[], Some(Reach::Generations(7))).unwrap();
         assert_eq!(extended.generations, 7);
         assert_eq!(RunConfig::load_from(&store).unwrap(), extended);
+        // A budget keeps the generations decided so far; a count replaces the budget.
+        let budgeted =
+            load_or_create(&store, &chess(0, None), &[], Some(Reach::Hours(1.5))).unwrap();
+        assert_eq!((budgeted.generations, budgeted.hours), (7, Some(1.5)));
+        assert_eq!(RunConfig::load_from(&store).unwrap(), budgeted);
+        let counted =
+            load_or_create(&store, &chess(0, None), &[], Some(Reach::Generations(8))).unwrap();
+        assert_eq!((counted.generations, counted.hours), (8, None));
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub fn report_key(generations: u32) -> String {
     format!("reports/{}.md", generation_name(generations))
 }
 
+/// Where every job's cost is kept.
+pub const COST_PREFIX: &str = "cost/";
+
 /// Where the costs of generation `generation`'s self-play shards are kept.
 pub fn selfplay_cost_prefix(generation: u32) -> String {
     format!("cost/selfplay/{}/", generation_name(generation))

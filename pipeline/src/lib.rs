@@ -25,10 +25,14 @@ pub mod summary;
 pub mod worker;
 
 pub use config::{
-    load_or_create, PipelinePreset, RunConfig, Setting, SettingDifference, UnknownPreset,
+    load_or_create, PipelinePreset, Reach, RunConfig, Setting, SettingDifference, UnknownPreset,
+    MAX_HOURS,
 };
 pub use layout::generation_name;
-pub use scheduler::{run_local, run_slurm, SlurmOptions, SlurmOutcome, Stage};
+pub use scheduler::{
+    next_generation_fits, run_local, run_local_budgeted, run_slurm, BudgetCheck, SlurmOptions,
+    SlurmOutcome, Stage, MAX_GENERATIONS,
+};
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
 // The run's storage lives in `data` so that ladders and piece-value studies share it.
 pub use ninjazero_data::store::{Store, StoreError, StoredObject};

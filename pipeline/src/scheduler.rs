@@ -5,15 +5,20 @@
 //! through the same stored objects, so a run may be started on one and continued on the
 //! other, and a rerun only does (or submits) what is missing.
 
-use crate::layout::{arena_shard_key, model_key, promotion_key, report_key};
+use crate::cost::{stored_costs, Cost};
+use crate::layout::{
+    arena_cost_prefix, arena_shard_key, model_key, promotion_key, report_key, COST_PREFIX,
+};
 use crate::stages::{
-    arena_worker, best_after, initial_model, promote, report, selfplay_worker, shard_has_pairs,
-    train_generation, ArenaShardOutcome, MatchSet, Outcome, RunContext,
+    arena_worker, best_after, generation_cost_prefixes, initial_model, promote, report,
+    selfplay_worker, shard_has_pairs, train_generation, ArenaShardOutcome, MatchSet, Outcome,
+    RunContext,
 };
 use crate::worker::{done_key, ShardOutcome};
+use crate::Store;
 use crate::{generation_name, PipelineError, Progress};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -31,18 +36,24 @@ pub enum Stage {
 impl Stage {
     /// Every stage of a run of `generations`, in order.
     pub fn all(generations: u32) -> Vec<Stage> {
-        let mut stages = Vec::new();
-        for g in 1..=generations {
-            stages.extend([
-                Stage::SelfPlay(g - 1),
-                Stage::Train(g),
-                Stage::Arena(MatchSet::Generation(g)),
-                Stage::Promote(g),
-            ]);
-        }
-        stages.extend([Stage::Arena(MatchSet::Baselines), Stage::Report]);
+        let mut stages: Vec<Stage> = (1..=generations).flat_map(Stage::of_generation).collect();
+        stages.extend(Stage::FINAL);
         stages
     }
+
+    /// The stages that make generation `g`: the self-play it learns from, its training, its
+    /// arenas and the decision on it.
+    pub fn of_generation(g: u32) -> [Stage; 4] {
+        [
+            Stage::SelfPlay(g - 1),
+            Stage::Train(g),
+            Stage::Arena(MatchSet::Generation(g)),
+            Stage::Promote(g),
+        ]
+    }
+
+    /// The stages after the last generation.
+    pub const FINAL: [Stage; 2] = [Stage::Arena(MatchSet::Baselines), Stage::Report];
 
     /// `selfplay gen-0001`, `report`: how messages and job names call the stage.
     pub fn label(self) -> String {
@@ -162,6 +173,119 @@ pub fn run_local(ctx: &RunContext, progress: &dyn Progress) -> Result<Outcome, P
         }
     }
     report(ctx)
+}
+
+/// Runs (or continues) a run with a wall-time budget ([`RunConfig::hours`]) in this
+/// process: generation after generation while the next one is expected to end in time
+/// ([`next_generation_fits`]), each added to `run.toml`'s `generations` as it is begun, then
+/// the baselines and the report. Work already stored is skipped, and the time it took
+/// counts, so a rerun continues the same budget.
+pub fn run_local_budgeted(
+    store: &Store,
+    device: tch::Device,
+    cache: &Path,
+    progress: &dyn Progress,
+) -> Result<Outcome, PipelineError> {
+    loop {
+        let ctx = RunContext::open(store, device, cache)?;
+        if initial_model(&ctx)? {
+            progress.log(&format!(
+                "generation 0: initial {} network",
+                ctx.config.network
+            ));
+        }
+        for generation in 1..=ctx.config.generations {
+            for stage in Stage::of_generation(generation) {
+                for job in 0..stage.jobs(&ctx) {
+                    stage.run(&ctx, job, progress)?;
+                }
+            }
+        }
+        let budget = next_generation_fits(&ctx)?;
+        progress.log(&budget.to_string());
+        if !budget.fits || ctx.config.generations >= MAX_GENERATIONS {
+            break;
+        }
+        let mut config = ctx.config.clone();
+        config.generations += 1;
+        config.save_to(store)?;
+    }
+    let ctx = RunContext::open(store, device, cache)?;
+    for stage in Stage::FINAL {
+        for job in 0..stage.jobs(&ctx) {
+            stage.run(&ctx, job, progress)?;
+        }
+    }
+    report(&ctx)
+}
+
+/// The most generations a run may have.
+pub const MAX_GENERATIONS: u32 = 1000;
+
+/// Whether one more generation fits a run's budget, and why.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BudgetCheck {
+    /// Generations decided so far.
+    pub generations: u32,
+    pub budget_hours: f64,
+    /// Wall hours of every job stored so far.
+    pub spent_hours: f64,
+    /// Wall hours the next generation is expected to take: the last one's.
+    pub next_hours: f64,
+    /// Wall hours kept for the baselines: each of their arenas as long as the last
+    /// generation's arenas were on average.
+    pub baselines_hours: f64,
+    pub fits: bool,
+}
+
+impl std::fmt::Display for BudgetCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "budget: {:.2} of {:.2} h spent after generation {}; the next one is expected to take {:.2} h and the baselines {:.2} h: {}",
+            self.spent_hours,
+            self.budget_hours,
+            self.generations,
+            self.next_hours,
+            self.baselines_hours,
+            if self.fits { "it fits" } else { "stopping here" }
+        )
+    }
+}
+
+/// Whether the run's next generation is expected to end within [`RunConfig::hours`]: the
+/// wall time of every job stored so far, plus the last generation's (the next one plays as
+/// many games with a network of the same size), plus the baselines' arenas, each as long as
+/// the last generation's arenas on average, at most the budget. Wall times are the jobs'
+/// own (one process runs one job at a time, so they add up to the run's wall time).
+///
+/// # Panics
+/// If the run has no budget (`hours`).
+pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineError> {
+    let hours = |cost: Option<Cost>| cost.map_or(0.0, |c| c.wall_seconds / 3600.0);
+    let generation = ctx.config.generations;
+    let mut next = 0.0;
+    for prefix in generation_cost_prefixes(ctx, generation)? {
+        next += hours(stored_costs(ctx.store, &prefix)?);
+    }
+    let arenas = MatchSet::Generation(generation).matches(ctx)?;
+    let mut arena_hours = 0.0;
+    for arena in &arenas {
+        arena_hours += hours(stored_costs(ctx.store, &arena_cost_prefix(&arena.name()))?);
+    }
+    // The baselines, and the best against generation 0.
+    let baseline_arenas = crate::baselines(&ctx.config).len() + 1;
+    let baselines = arena_hours / arenas.len() as f64 * baseline_arenas as f64;
+    let spent = hours(stored_costs(ctx.store, COST_PREFIX)?);
+    let budget = ctx.config.hours.expect("a run with a budget");
+    Ok(BudgetCheck {
+        generations: generation,
+        budget_hours: budget,
+        spent_hours: spent,
+        next_hours: next,
+        baselines_hours: baselines,
+        fits: spent + next + baselines <= budget,
+    })
 }
 
 /// How the Slurm driver submits its jobs.
@@ -505,4 +629,55 @@ pub fn stage_status(ctx: &RunContext) -> Result<Vec<(Stage, u32, u32)>, Pipeline
         rows.push((stage, total - missing.min(total), total));
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PipelinePreset, RunConfig};
+    use ninjazero_rules::Variant;
+
+    /// A run after generation 1 whose jobs took `selfplay`, `train` and `arena` wall
+    /// seconds, with a budget of one hour.
+    fn check_after(selfplay: f64, train: f64, arena: f64) -> BudgetCheck {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
+        let config = RunConfig {
+            hours: Some(1.0),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
+        };
+        config.save_to(&store).unwrap();
+        for (key, wall_seconds) in [
+            ("cost/selfplay/gen-0000/shard-0000.json", selfplay),
+            ("cost/train/gen-0001/train.json", train),
+            ("cost/arena/gen-0001-vs-gen-0000/shard-0000.json", arena),
+        ] {
+            let cost = Cost {
+                cpu_seconds: 2.0 * wall_seconds,
+                wall_seconds,
+                gpu_seconds: 0.0,
+            };
+            store
+                .put_new(key, serde_json::to_vec(&cost).unwrap())
+                .unwrap();
+        }
+        let ctx = RunContext::open(&store, tch::Device::Cpu, tmp.path()).unwrap();
+        next_generation_fits(&ctx).unwrap()
+    }
+
+    #[test]
+    fn a_generation_is_added_while_it_and_the_baselines_fit_the_budget() {
+        // Spent 0.3 h; the next generation 0.3 h; 4 baseline arenas of 0.025 h each.
+        let check = check_after(600.0, 390.0, 90.0);
+        assert!((check.spent_hours - 0.3).abs() < 1e-9, "{check}");
+        assert!((check.next_hours - 0.3).abs() < 1e-9, "{check}");
+        assert!((check.baselines_hours - 0.1).abs() < 1e-9, "{check}");
+        assert!(check.fits, "{check}");
+        assert!(check.to_string().ends_with("it fits"), "{check}");
+        // About 0.4 + 0.4 + 4 x 0.05 = 1.0 h: just under the budget fits, just over does not.
+        assert!(check_after(800.0, 460.0, 179.0).fits);
+        let over = check_after(800.0, 460.0, 181.0);
+        assert!(!over.fits, "{over}");
+        assert!(over.to_string().ends_with("stopping here"), "{over}");
+    }
 }

@@ -724,15 +724,14 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
                 key: format!("{}/{}", ctx.store.url(), promotion_key(generation)),
                 reason: format!("generation {generation} is not decided yet"),
             })?;
-        let mut prefixes = vec![
-            selfplay_cost_prefix(generation - 1),
-            train_cost_prefix(generation),
-        ];
         for arena in MatchSet::Generation(generation).matches(ctx)? {
-            prefixes.push(arena_cost_prefix(&arena.name()));
             arenas.push(merged_arena(ctx, &arena)?);
         }
-        spent = add_costs(spent, ctx.store, &prefixes)?;
+        spent = add_costs(
+            spent,
+            ctx.store,
+            &generation_cost_prefixes(ctx, generation)?,
+        )?;
         history.push(GenerationRow {
             generation,
             promoted: promotion.promoted,
@@ -785,6 +784,22 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
 }
 
 /// `total` plus the costs stored under each of `prefixes`; `None` once one is unknown.
+/// Where the costs of generation `generation`'s jobs are kept: the self-play it learnt
+/// from, its training and its arenas.
+pub(crate) fn generation_cost_prefixes(
+    ctx: &RunContext,
+    generation: u32,
+) -> Result<Vec<String>, PipelineError> {
+    let mut prefixes = vec![
+        selfplay_cost_prefix(generation - 1),
+        train_cost_prefix(generation),
+    ];
+    for arena in MatchSet::Generation(generation).matches(ctx)? {
+        prefixes.push(arena_cost_prefix(&arena.name()));
+    }
+    Ok(prefixes)
+}
+
 fn add_costs(
     total: Option<Cost>,
     store: &Store,

@@ -2,7 +2,7 @@
 //! promote, generation after generation) on the command line, in this process or as Slurm
 //! jobs. Rerunning the same command continues a run where it stopped.
 
-use super::numbers::whole;
+use super::numbers::{real, whole};
 use super::{parse_variant, StageBars};
 use anyhow::Context as _;
 use clap::parser::ValueSource;
@@ -10,8 +10,8 @@ use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_model::parse_device;
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
-    run_local, run_slurm, PipelineError, PipelinePreset, Progress as _, RunConfig, RunContext,
-    Setting, SlurmOptions, Store,
+    run_local, run_local_budgeted, run_slurm, PipelineError, PipelinePreset, Progress as _, Reach,
+    RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_HOURS,
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -63,8 +63,15 @@ pub struct PipelineArgs {
     #[arg(long, value_enum, default_value = "demo")]
     preset: PresetArg,
     /// Generations to train (counting from 1; generation 0 is the initial network). [range: 1 to 1000]
-    #[arg(long, value_parser = whole::<u32>(1, 1000))]
+    #[arg(long, value_parser = whole::<u32>(1, 1000), conflicts_with = "hours")]
     generations: Option<u32>,
+    /// Instead of a number of generations, a wall-time budget: generations are added while
+    /// the next one is expected to end in time (the last one's time, plus its arenas' again
+    /// for the baselines), so a faster machine trains more of them. Stored in run.toml; a
+    /// rerun continues the same budget (the time already spent counts), a new --hours or
+    /// --generations replaces it. Local scheduler only. [range: above 0 to 8760]
+    #[arg(long, value_parser = real(0.0, MAX_HOURS, true))]
+    hours: Option<f64>,
     /// cpu, cuda, cuda:N or auto (also the workers' device under Slurm).
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -141,16 +148,27 @@ pub fn run(args: PipelineArgs, matches: &ArgMatches) -> anyhow::Result<()> {
         return Ok(());
     }
     let started = Instant::now();
+    let reach = match config.hours {
+        Some(hours) => format!("generations while {hours} h last"),
+        None => format!("{} generations", config.generations),
+    };
     progress.log(&format!(
-        "pipeline: {}, preset {:?}, {} generations, run {}, scheduler {:?}",
+        "pipeline: {}, preset {:?}, {reach}, run {}, scheduler {:?}",
         config.variant()?,
         config.preset,
-        config.generations,
         store.url(),
         args.scheduler
     ));
     let best = match args.scheduler {
+        Scheduler::Local if config.hours.is_some() => {
+            run_local_budgeted(&store, args.device, &cache, &progress)?.best
+        }
         Scheduler::Local => run_local(&ctx, &progress)?.best,
+        Scheduler::Slurm if config.hours.is_some() => anyhow::bail!(
+            "{}: the run has a budget of {} hours, which only the local scheduler keeps; give --generations N to run it under Slurm",
+            store.url(),
+            config.hours.unwrap_or_default()
+        ),
         Scheduler::Slurm => {
             let options = slurm_options(&store, &args)?;
             let outcome = run_slurm(&ctx, &options, &progress)?;
@@ -203,16 +221,19 @@ fn load_or_create_config(
     args: &PipelineArgs,
     matches: &ArgMatches,
 ) -> anyhow::Result<RunConfig> {
+    // A budgeted run starts with one generation and adds the others as they fit.
+    let generations = args.hours.map_or(args.generations, |_| Some(1));
     let wanted = RunConfig {
         selfplay_shards: args.selfplay_shards,
         arena_shards: args.arena_shards,
         first_player: args.first_player.as_ref().map(ToString::to_string),
-        ..RunConfig::new(
-            args.variant,
-            args.preset.into(),
-            args.seed,
-            args.generations,
-        )
+        hours: args.hours,
+        ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
+    };
+    let reach = match (args.generations, args.hours) {
+        (Some(generations), _) => Some(Reach::Generations(generations)),
+        (None, Some(hours)) => Some(Reach::Hours(hours)),
+        (None, None) => None,
     };
     // An option's clap id is its setting's key.
     let chosen: Vec<Setting> = Setting::ALL
@@ -223,7 +244,7 @@ fn load_or_create_config(
                 .is_some_and(|source| source != ValueSource::DefaultValue)
         })
         .collect();
-    match ninjazero_pipeline::load_or_create(store, &wanted, &chosen, args.generations) {
+    match ninjazero_pipeline::load_or_create(store, &wanted, &chosen, reach) {
         Err(PipelineError::OtherSettings { path, differences }) => {
             let options: Vec<String> = differences
                 .iter()
@@ -296,5 +317,15 @@ mod tests {
         let extended = load(&["--generations", "5"]).unwrap();
         assert_eq!(extended.generations, 5);
         assert_eq!(load(&[]).unwrap(), extended);
+        // --hours gives it a budget from there on; a new run with one starts at one
+        // generation.
+        let budgeted = load(&["--hours", "0.5"]).unwrap();
+        assert_eq!((budgeted.generations, budgeted.hours), (5, Some(0.5)));
+        assert_eq!(load(&[]).unwrap(), budgeted);
+        let other = ninjazero_testkit::temp_dir();
+        let other = ninjazero_testkit::text(other.path());
+        let (args, matches) = parse(&["--run", other, "--hours", "2"]);
+        let fresh = load_or_create_config(&Store::open(other).unwrap(), &args, &matches).unwrap();
+        assert_eq!((fresh.generations, fresh.hours), (1, Some(2.0)));
     }
 }
