@@ -448,7 +448,11 @@ fn a_budgeted_run_stops_when_the_next_generation_would_not_fit() {
     assert_eq!((config.generations, config.hours), (1, Some(0.0001)));
     assert!(store.exists(&promotion_key(1)).unwrap());
     assert!(!store.exists(&model_key(2)).unwrap());
-    assert!(dir.join("summary.md").is_file());
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("1 generations (as many as fitted a budget of 0.0001 wall hours"),
+        "{summary}"
+    );
 
     let objects = store.list("").unwrap().len();
     let (ok, out) = run(&["pipeline", "--run", text(&dir), "--device", "cpu"]);

@@ -99,12 +99,18 @@ impl RunReport<'_> {
 /// generation took.
 pub fn write_summary(path: &Path, report: &RunReport) -> Result<(), PipelineError> {
     let config = report.config;
+    let generations = match config.hours {
+        Some(hours) => format!(
+            "{} generations (as many as fitted a budget of {hours} wall hours on this machine)",
+            config.generations
+        ),
+        None => format!("{} generations", config.generations),
+    };
     let mut md = format!(
-        "# NinjaZero run: {}\n\nPreset {:?}, {} generations, {} {} network, {} self-play games per generation \
+        "# NinjaZero run: {}\n\nPreset {:?}, {generations}, {} {} network, {} self-play games per generation \
          ({} / {} simulations), arenas of {} paired games at {} simulations.\n\n",
         config.variant,
         config.preset,
-        config.generations,
         config.network,
         "preset",
         config.selfplay_games,
