@@ -161,18 +161,34 @@ impl Stage {
 /// Runs (or continues) the whole run in this process: generation 0, every generation's
 /// stages, the baselines and the report. Work already stored is skipped.
 pub fn run_local(ctx: &RunContext, progress: &dyn Progress) -> Result<Outcome, PipelineError> {
+    start(ctx, progress)?;
+    run_stages(ctx, Stage::all(ctx.config.generations), progress)?;
+    report(ctx)
+}
+
+/// Stores generation 0 unless it is stored.
+fn start(ctx: &RunContext, progress: &dyn Progress) -> Result<(), PipelineError> {
     if initial_model(ctx)? {
         progress.log(&format!(
             "generation 0: initial {} network",
             ctx.config.network
         ));
     }
-    for stage in Stage::all(ctx.config.generations) {
+    Ok(())
+}
+
+/// Runs every job of `stages` in this process, in order (a stored job returns at once).
+fn run_stages(
+    ctx: &RunContext,
+    stages: impl IntoIterator<Item = Stage>,
+    progress: &dyn Progress,
+) -> Result<(), PipelineError> {
+    for stage in stages {
         for job in 0..stage.jobs(ctx) {
             stage.run(ctx, job, progress)?;
         }
     }
-    report(ctx)
+    Ok(())
 }
 
 /// Runs (or continues) a run with a wall-time budget ([`RunConfig::hours`]) in this
@@ -188,19 +204,9 @@ pub fn run_local_budgeted(
 ) -> Result<Outcome, PipelineError> {
     loop {
         let ctx = RunContext::open(store, device, cache)?;
-        if initial_model(&ctx)? {
-            progress.log(&format!(
-                "generation 0: initial {} network",
-                ctx.config.network
-            ));
-        }
-        for generation in 1..=ctx.config.generations {
-            for stage in Stage::of_generation(generation) {
-                for job in 0..stage.jobs(&ctx) {
-                    stage.run(&ctx, job, progress)?;
-                }
-            }
-        }
+        start(&ctx, progress)?;
+        let generations = (1..=ctx.config.generations).flat_map(Stage::of_generation);
+        run_stages(&ctx, generations, progress)?;
         let budget = next_generation_fits(&ctx)?;
         progress.log(&budget.to_string());
         if !budget.fits || ctx.config.generations >= MAX_GENERATIONS {
@@ -211,11 +217,7 @@ pub fn run_local_budgeted(
         config.save_to(store)?;
     }
     let ctx = RunContext::open(store, device, cache)?;
-    for stage in Stage::FINAL {
-        for job in 0..stage.jobs(&ctx) {
-            stage.run(&ctx, job, progress)?;
-        }
-    }
+    run_stages(&ctx, Stage::FINAL, progress)?;
     report(&ctx)
 }
 
@@ -333,12 +335,7 @@ pub fn run_slurm(
     options: &SlurmOptions,
     progress: &dyn Progress,
 ) -> Result<SlurmOutcome, PipelineError> {
-    if initial_model(ctx)? {
-        progress.log(&format!(
-            "generation 0: initial {} network",
-            ctx.config.network
-        ));
-    }
+    start(ctx, progress)?;
     std::fs::create_dir_all(&options.log_dir).map_err(|error| PipelineError::Io {
         path: options.log_dir.clone(),
         error,
