@@ -11,6 +11,11 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Before any tensor work: libtorch reads its kernel switches when it first runs one.
+    if let Err(err) = ninjazero_model::select_cpu_kernels() {
+        eprintln!("error: {err}");
+        std::process::exit(1);
+    }
     // The matches are kept: some commands need to know which options were given.
     let matches = cli::Cli::command().get_matches();
     let args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());

@@ -450,7 +450,7 @@ fn a_budgeted_run_stops_when_the_next_generation_would_not_fit() {
     assert!(!store.exists(&model_key(2)).unwrap());
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
-        summary.contains("1 generations (as many as fitted a budget of 0.0001 wall hours"),
+        summary.contains("1 generation (as many as fitted a budget of 0.0001 wall hours"),
         "{summary}"
     );
 

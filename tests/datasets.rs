@@ -136,3 +136,63 @@ fn selfplay_help_documents_the_flush_interval() {
     assert!(text.contains("--flush-seconds"), "{text}");
     assert!(text.contains("[default: 120]"), "{text}");
 }
+
+/// The binary pins libtorch's CPU kernels itself (`NINJAZERO_CPU_KERNELS`, AVX2 by default),
+/// which only works if it does so before libtorch first runs a kernel: a network's games
+/// with the switches set in the environment beforehand (and the binary told to leave them)
+/// must be the same, search values included. A bad value is one error line.
+#[test]
+fn network_games_are_the_same_with_the_cpu_kernels_pinned_from_outside() {
+    use ninjazero_model::kernels::AVX2_SWITCHES;
+    use ninjazero_model::CPU_KERNELS_VAR;
+    let tmp = temp_dir();
+    let model = tmp.path().join("net.safetensors");
+    let (ok, text) = NINJAZERO.run(&[
+        "model",
+        "init",
+        "--variant",
+        "insane-ninja",
+        "--preset",
+        "tiny",
+        "--out",
+        path(&model),
+    ]);
+    assert!(ok, "{text}");
+    let play = |name: &str, env: &[(&str, &str)]| {
+        let out = tmp.path().join(name);
+        let mut args = selfplay_args("insane-ninja", "4", &out);
+        args.extend(["--model", path(&model)]);
+        let mut command = NINJAZERO.command(&args);
+        command.env_remove(CPU_KERNELS_VAR);
+        for (switch, _) in AVX2_SWITCHES {
+            command.env_remove(switch);
+        }
+        command.envs(env.iter().copied());
+        let (ok, text) = outcome(command.output().unwrap());
+        assert!(ok, "{text}");
+        let mut games = ninjazero_data::read_games(&out, None).unwrap();
+        games.sort_by_key(|game| game.game_id);
+        games
+    };
+    let pinned_inside = play("inside", &[]);
+    let mut outside = AVX2_SWITCHES.to_vec();
+    outside.push((CPU_KERNELS_VAR, "native"));
+    let pinned_outside = play("outside", &outside);
+    assert_eq!(pinned_inside.len(), 4);
+    assert_eq!(pinned_inside, pinned_outside);
+
+    let refused = NINJAZERO
+        .command(&["model", "info", path(&model)])
+        .env(CPU_KERNELS_VAR, "avx512")
+        .output()
+        .unwrap();
+    assert_eq!(
+        outcome(refused),
+        (
+            false,
+            format!(
+                "error: {CPU_KERNELS_VAR}=\"avx512\": expected avx2 (the default: the same results on every x86-64 machine with AVX2) or native (the machine's widest kernels)\n"
+            )
+        )
+    );
+}

@@ -18,6 +18,7 @@
 pub mod checkpoint;
 pub mod encoding;
 pub mod evaluator;
+pub mod kernels;
 pub mod net;
 pub mod policy;
 
@@ -27,5 +28,6 @@ pub use evaluator::{
     load_evaluator, material_balance, parse_device, EvalRequest, EvalTimings, Evaluation,
     Evaluator, NetworkEvaluator, UniformEvaluator,
 };
+pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
 pub use net::{NetConfig, PolicyValueNet, Preset};
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};

@@ -93,6 +93,11 @@ impl RunReport<'_> {
     }
 }
 
+/// `1 generation`, `2 generations`.
+fn counted(n: u32, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Writes `path` (the run's `summary.md`): the settings, each generation's arena against
 /// the best so far, its Elo against generation 0 and on the run's scale, where the run
 /// ended (the best generation against generation 0 and each baseline), and the compute each
@@ -101,10 +106,11 @@ pub fn write_summary(path: &Path, report: &RunReport) -> Result<(), PipelineErro
     let config = report.config;
     let generations = match config.hours {
         Some(hours) => format!(
-            "{} generations (as many as fitted a budget of {hours} wall hours on this machine)",
-            config.generations
+            "{} (as many as fitted a budget of {hours} wall {} on this machine)",
+            counted(config.generations, "generation"),
+            if hours == 1.0 { "hour" } else { "hours" }
         ),
-        None => format!("{} generations", config.generations),
+        None => counted(config.generations, "generation"),
     };
     let mut md = format!(
         "# NinjaZero run: {}\n\nPreset {:?}, {generations}, {} {} network, {} self-play games per generation \

@@ -22,7 +22,17 @@ use ninjazero_rules::Variant;
 
 /// NinjaZero: AlphaZero-style self-play training for the ninja chess variants.
 #[derive(Parser, Debug)]
-#[command(name = "ninjazero", version, about, long_about = None)]
+#[command(
+    name = "ninjazero",
+    version,
+    about,
+    long_about = None,
+    after_help = "Environment: NINJAZERO_CPU_KERNELS=avx2 (the default) asks libtorch for AVX2 CPU \
+kernels on every x86-64 machine that has them, so that the same command gives the same \
+networks and games on another such machine with as many cores; native lets it use the \
+machine's widest kernels (faster on AVX-512 machines; results then repeat only on the same \
+CPU model). GPU kernels are not affected."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
