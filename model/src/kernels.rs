@@ -17,12 +17,13 @@ use std::str::FromStr;
 pub const CPU_KERNELS_VAR: &str = "NINJAZERO_CPU_KERNELS";
 
 /// libtorch's own switches and their AVX2 values: ATen's element-wise kernels, oneDNN's
-/// (convolutions) and MKL's (matrix products; `MKL_CBWR` also fixes how MKL splits a
-/// product between threads).
+/// (convolutions) and MKL's (matrix products). Not `MKL_CBWR`: its strict mode sums in yet
+/// another order, and the ISA limits alone already repeat across machines (measured: an
+/// AVX-512 machine so pinned replayed an AVX2 machine's demo run exactly).
 pub const AVX2_SWITCHES: [(&str, &str); 3] = [
     ("ATEN_CPU_CAPABILITY", "avx2"),
     ("ONEDNN_MAX_CPU_ISA", "AVX2"),
-    ("MKL_CBWR", "AVX2"),
+    ("MKL_ENABLE_INSTRUCTIONS", "AVX2"),
 ];
 
 /// The CPU kernels asked of libtorch.
