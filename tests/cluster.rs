@@ -188,8 +188,10 @@ fn a_local_run_holds_every_object_once_and_a_rerun_does_nothing() {
         hours.push(cells[2].parse::<f64>().expect("CPU hours"));
         assert!(cells[5].starts_with(['+', '-']), "a rating: {row}");
     }
+    // Cumulative, shown to 0.001 h (a fast machine plays a smoke generation in less: that
+    // each job's cost is stored is checked below).
     assert!(
-        hours[0] == 0.0 && hours[1] > 0.0 && hours[2] > hours[1],
+        hours[0] == 0.0 && hours.windows(2).all(|pair| pair[1] >= pair[0]),
         "{hours:?}"
     );
     let costs: Vec<String> = store

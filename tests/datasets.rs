@@ -152,17 +152,7 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
     let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "8", &data));
     assert!(ok, "{text}");
     let init = dir.join("init.safetensors");
-    let (ok, text) = NINJAZERO.run(&[
-        "model",
-        "init",
-        "--variant",
-        "insane-ninja",
-        "--preset",
-        "tiny",
-        "--out",
-        path(&init),
-    ]);
-    assert!(ok, "{text}");
+    NINJAZERO.init_tiny_model("insane-ninja", &init);
     let train = |name: &str, env: &[(&str, &str)]| {
         let out = dir.join(format!("{name}.safetensors"));
         let work = dir.join(name);

@@ -186,17 +186,7 @@ fn a_bad_player_is_refused_in_one_line_naming_it() {
     let tmp = temp_dir();
     let dir = tmp.path().join("ladder");
     let chess = tmp.path().join("chess.safetensors");
-    let (ok, out) = NINJAZERO.run(&[
-        "model",
-        "init",
-        "--variant",
-        "chess",
-        "--preset",
-        "tiny",
-        "--out",
-        text(&chess),
-    ]);
-    assert!(ok, "{out}");
+    NINJAZERO.init_tiny_model("chess", &chess);
     let other_variant = format!("mcts:{}:sims=4", text(&chess));
     for (player, expected) in [
         (

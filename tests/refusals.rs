@@ -11,17 +11,7 @@ fn model_info_names_the_file_once_and_says_what_is_wrong() {
     let tmp = temp_dir();
     let dir = tmp.path();
     let good = dir.join("good.safetensors");
-    let (ok, out) = NINJAZERO.run(&[
-        "model",
-        "init",
-        "--variant",
-        "insane-ninja",
-        "--preset",
-        "tiny",
-        "--out",
-        text(&good),
-    ]);
-    assert!(ok, "{out}");
+    NINJAZERO.init_tiny_model("insane-ninja", &good);
     let (ok, out) = NINJAZERO.run(&["model", "info", text(&good)]);
     assert!(ok && out.contains("\"variant\": \"insane-ninja\""), "{out}");
 

@@ -1,7 +1,7 @@
 //! `ninjazero uci` driven through a real pipe, as a GUI or script would.
 
 use ninjazero_rules::{Position, Variant};
-use ninjazero_testkit::{temp_dir, text, Binary};
+use ninjazero_testkit::{temp_dir, Binary};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -324,17 +324,7 @@ fn end_of_input_lets_a_limited_search_finish() {
 fn model_of_another_variant_falls_back_to_uniform() {
     let tmp = temp_dir();
     let checkpoint = tmp.path().join("palace.safetensors");
-    let (ok, out) = NINJAZERO.run(&[
-        "model",
-        "init",
-        "--variant",
-        "palace",
-        "--preset",
-        "tiny",
-        "--out",
-        text(&checkpoint),
-    ]);
-    assert!(ok, "{out}");
+    NINJAZERO.init_tiny_model("palace", &checkpoint);
 
     let mut engine = Engine::start(&["--device", "cpu", "--model", checkpoint.to_str().unwrap()]);
     // chess (the default variant) does not match the palace model.

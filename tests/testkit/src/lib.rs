@@ -104,6 +104,22 @@ impl Binary {
         command
     }
 
+    /// Writes a freshly initialised tiny network for `variant` to `out` (`model init`);
+    /// panics with the program's output if it fails.
+    pub fn init_tiny_model(self, variant: &str, out: &Path) {
+        let (ok, output) = self.run(&[
+            "model",
+            "init",
+            "--variant",
+            variant,
+            "--preset",
+            "tiny",
+            "--out",
+            text(out),
+        ]);
+        assert!(ok, "{output}");
+    }
+
     /// Runs the program with `args` and nothing on its standard input.
     pub fn output<S: AsRef<OsStr>>(self, args: &[S]) -> Output {
         self.command(args).output().expect("the binary starts")
