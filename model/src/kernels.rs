@@ -63,7 +63,7 @@ impl fmt::Display for CpuKernels {
 }
 
 /// The kernels [`CPU_KERNELS_VAR`] asks for (AVX2 when it is not set).
-pub fn requested_cpu_kernels() -> Result<CpuKernels, UnknownCpuKernels> {
+fn requested_cpu_kernels() -> Result<CpuKernels, UnknownCpuKernels> {
     match std::env::var(CPU_KERNELS_VAR) {
         Ok(text) => text.parse(),
         Err(_) => Ok(CpuKernels::Avx2),
