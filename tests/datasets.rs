@@ -204,3 +204,64 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
         )
     );
 }
+
+/// `train --window N` trains on the newest N positions, or on all of them when there are
+/// fewer; without it the preset's window (at least 500 positions for `smoke`) takes them all.
+#[test]
+fn train_takes_the_window_it_is_given() {
+    let tmp = temp_dir();
+    let dir = tmp.path();
+    let data = dir.join("games");
+    let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "8", &data));
+    assert!(ok, "{text}");
+    let init = dir.join("init.safetensors");
+    NINJAZERO.init_tiny_model("insane-ninja", &init);
+    let train = |name: &str, window: Option<&str>| {
+        let (out, work) = (dir.join(format!("{name}.safetensors")), dir.join(name));
+        let mut args = vec![
+            "train",
+            "--variant",
+            "insane-ninja",
+            "--data",
+            path(&data),
+            "--init",
+            path(&init),
+            "--preset",
+            "smoke",
+            "--steps",
+            "2",
+            "--device",
+            "cpu",
+            "--out",
+            path(&out),
+            "--work",
+            path(&work),
+        ];
+        args.extend(window.map(|w| ["--window", w]).into_iter().flatten());
+        let (ok, text) = NINJAZERO.run(&args);
+        assert!(ok, "{text}");
+        text
+    };
+    let all = train("preset", None);
+    let total: usize = all
+        .split(" positions:")
+        .next()
+        .and_then(|head| head.rsplit(" of ").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no window in {all}"));
+    assert!(total > 50, "{all}");
+    assert!(
+        all.contains(&format!("on {total} of {total} positions")),
+        "{all}"
+    );
+    let newest = train("newest-50", Some("50"));
+    assert!(
+        newest.contains(&format!("on 50 of {total} positions")),
+        "{newest}"
+    );
+    let more = train("more-than-all", Some("1000000"));
+    assert!(
+        more.contains(&format!("on {total} of {total} positions")),
+        "{more}"
+    );
+}

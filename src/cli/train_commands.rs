@@ -72,6 +72,12 @@ pub struct TrainArgs {
     /// preset's (0.5 for demo, 0 for the others). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
+    /// Train on the newest N positions of the data (all of them when there are fewer).
+    /// Default: the preset's window, which grows with the data as in KataGo (a fresh
+    /// dataset of 400k positions gives the cpu preset 63k); a first network learning from
+    /// a player's games may want them all. [range: 1 to 10000000000]
+    #[arg(long, value_parser = whole::<usize>(1, 10_000_000_000))]
+    window: Option<usize>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -113,6 +119,10 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     }
     if let Some(mix) = args.value_target_mix {
         config.value_target_mix = mix;
+    }
+    if let Some(window) = args.window {
+        config.min_window = window;
+        config.max_window = window;
     }
     let bar = progress_bar(
         config.steps,
