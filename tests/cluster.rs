@@ -385,6 +385,19 @@ fn a_first_player_plays_generation_zeros_games() {
     let targets = &games[0].positions[4].policy;
     assert_eq!((targets.len(), targets[0].probability), (1, 1.0));
     assert!(store.exists(&model_key(1)).unwrap());
+    // The first network learns from every position of the player's games (the smoke
+    // preset's growing window would take 500 of them).
+    let trained = out
+        .lines()
+        .find(|line| line.contains("training generation 1 from 0"))
+        .unwrap_or_else(|| panic!("no training line in {out}"));
+    let (window, total) = trained
+        .split_once(" steps on ")
+        .and_then(|(_, rest)| rest.split_once(" positions"))
+        .and_then(|(counts, _)| counts.split_once(" of "))
+        .unwrap_or_else(|| panic!("no window in {trained}"));
+    assert_eq!(window, total, "{trained}");
+    assert!(total.parse::<usize>().unwrap() > 500, "{trained}");
 
     let other = tmp.path().join("other");
     let missing = "uci:/nonexistent/engine:depth=1";

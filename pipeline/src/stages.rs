@@ -373,6 +373,17 @@ fn stage_object(ctx: &RunContext, key: &str, file: &Path) -> Result<(), Pipeline
     ninjazero_data::atomic::write_atomically(file, &bytes).map_err(|e| ctx.io(file, e))
 }
 
+/// Whether the window holds a first player's games (generation 0 of a run with
+/// [`RunConfig::first_player`], in the window of generations 1 to
+/// [`RunConfig::window_generations`]): then every position of the window's generations is
+/// trained on, not the growing window's newest share. The growing window forgets the
+/// self-play of weaker networks; a player's games are the lesson the first networks' own
+/// cheap self-play cannot repeat (README's lever table: on the demo the first network
+/// learnt more from all of them, and the second kept what the first learnt).
+fn holds_the_first_players_games(config: &RunConfig, window: &TrainingWindow) -> bool {
+    config.first_player.is_some() && window.data.iter().any(|source| source.generation == 0)
+}
+
 /// Trains the candidate of `generation` from the best network before it, on the objects of
 /// its [`TrainingWindow`] (`train/gen-NNNN/window.json`), and stores it. Resumes an
 /// interrupted job on the same machine; `None` when the candidate is stored already.
@@ -389,8 +400,12 @@ pub fn train_generation(
     let window = training_window(ctx, generation)?;
     let work = ctx.local.join("train").join(generation_name(generation));
     let data_dirs = stage_window(ctx, &window, &work.join("data"))?;
-    let config = TrainConfig::preset(&ctx.config.train)
+    let mut config = TrainConfig::preset(&ctx.config.train)
         .ok_or_else(|| PipelineError::UnknownTrainPreset(ctx.config.train.clone()))?;
+    if holds_the_first_players_games(&ctx.config, &window) {
+        config.min_window = usize::MAX;
+        config.max_window = usize::MAX;
+    }
     let out = work.join("candidate.safetensors");
     progress.stage_started("train", config.steps);
     let job = TrainJob {
@@ -413,9 +428,11 @@ pub fn train_generation(
     let prefix = train_cost_prefix(generation);
     meter.record(ctx.store, &format!("{prefix}train.json"))?;
     progress.log(&format!(
-        "training generation {generation} from {}: {} steps, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        "training generation {generation} from {}: {} steps on {} of {} positions, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
         window.parent,
         report.steps_done,
+        report.window_positions,
+        report.total_positions,
         report.final_policy_loss,
         report.final_value_loss,
         report.samples_per_s,
