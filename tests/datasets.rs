@@ -137,6 +137,45 @@ fn selfplay_help_documents_the_flush_interval() {
     assert!(text.contains("[default: 120]"), "{text}");
 }
 
+/// Eight quick insane-ninja games and an untrained tiny network in `dir`: what the
+/// training tests train on and from.
+fn games_and_tiny_network(dir: &Path) -> (PathBuf, PathBuf) {
+    let data = dir.join("games");
+    let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "8", &data));
+    assert!(ok, "{text}");
+    let init = dir.join("init.safetensors");
+    NINJAZERO.init_tiny_model("insane-ninja", &init);
+    (data, init)
+}
+
+/// `train --preset smoke` for `steps` steps from `init` on `data`, into `dir/NAME` (work)
+/// and `dir/NAME.safetensors` (the checkpoint).
+fn smoke_training(dir: &Path, data: &Path, init: &Path, name: &str, steps: &str) -> Vec<String> {
+    let out = dir.join(format!("{name}.safetensors"));
+    let work = dir.join(name);
+    [
+        "train",
+        "--variant",
+        "insane-ninja",
+        "--data",
+        path(data),
+        "--init",
+        path(init),
+        "--preset",
+        "smoke",
+        "--steps",
+        steps,
+        "--device",
+        "cpu",
+        "--out",
+        path(&out),
+        "--work",
+        path(&work),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// The binary pins libtorch's CPU kernels itself (`NINJAZERO_CPU_KERNELS`, AVX2 by default),
 /// which only works if it does so before libtorch first runs a kernel: a network trained
 /// with the switches set in the environment beforehand (and the binary told to leave them)
@@ -148,33 +187,10 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
     use ninjazero_model::CPU_KERNELS_VAR;
     let tmp = temp_dir();
     let dir = tmp.path();
-    let data = dir.join("games");
-    let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "8", &data));
-    assert!(ok, "{text}");
-    let init = dir.join("init.safetensors");
-    NINJAZERO.init_tiny_model("insane-ninja", &init);
+    let (data, init) = games_and_tiny_network(dir);
     let train = |name: &str, env: &[(&str, &str)]| {
-        let out = dir.join(format!("{name}.safetensors"));
-        let work = dir.join(name);
-        let mut command = NINJAZERO.command(&[
-            "train",
-            "--variant",
-            "insane-ninja",
-            "--data",
-            path(&data),
-            "--init",
-            path(&init),
-            "--preset",
-            "smoke",
-            "--steps",
-            "10",
-            "--device",
-            "cpu",
-            "--out",
-            path(&out),
-            "--work",
-            path(&work),
-        ]);
+        let args = smoke_training(dir, &data, &init, name, "10");
+        let mut command = NINJAZERO.command(&args.iter().map(String::as_str).collect::<Vec<_>>());
         command.env_remove(CPU_KERNELS_VAR);
         for (switch, _) in AVX2_SWITCHES {
             command.env_remove(switch);
@@ -182,7 +198,7 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
         command.envs(env.iter().copied());
         let (ok, text) = outcome(command.output().unwrap());
         assert!(ok, "{text}");
-        std::fs::read(&out).unwrap()
+        std::fs::read(dir.join(format!("{name}.safetensors"))).unwrap()
     };
     let pinned_inside = train("inside", &[]);
     let mut outside = AVX2_SWITCHES.to_vec();
@@ -211,34 +227,16 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
 fn train_takes_the_window_it_is_given() {
     let tmp = temp_dir();
     let dir = tmp.path();
-    let data = dir.join("games");
-    let (ok, text) = NINJAZERO.run(&selfplay_args("insane-ninja", "8", &data));
-    assert!(ok, "{text}");
-    let init = dir.join("init.safetensors");
-    NINJAZERO.init_tiny_model("insane-ninja", &init);
+    let (data, init) = games_and_tiny_network(dir);
     let train = |name: &str, window: Option<&str>| {
-        let (out, work) = (dir.join(format!("{name}.safetensors")), dir.join(name));
-        let mut args = vec![
-            "train",
-            "--variant",
-            "insane-ninja",
-            "--data",
-            path(&data),
-            "--init",
-            path(&init),
-            "--preset",
-            "smoke",
-            "--steps",
-            "2",
-            "--device",
-            "cpu",
-            "--out",
-            path(&out),
-            "--work",
-            path(&work),
-        ];
-        args.extend(window.map(|w| ["--window", w]).into_iter().flatten());
-        let (ok, text) = NINJAZERO.run(&args);
+        let mut args = smoke_training(dir, &data, &init, name, "2");
+        args.extend(
+            window
+                .map(|w| ["--window".to_string(), w.to_string()])
+                .into_iter()
+                .flatten(),
+        );
+        let (ok, text) = NINJAZERO.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(ok, "{text}");
         text
     };
