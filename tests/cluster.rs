@@ -11,7 +11,7 @@ use ninjazero_pipeline::stages::{Promotion, TrainingWindow, PLAYER_MAX_PLIES};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
 use ninjazero_pipeline::{RunConfig, Store};
 use ninjazero_search::EngineSpec;
-use ninjazero_testkit::{temp_dir, text, Binary};
+use ninjazero_testkit::{temp_dir, text, trained_window, Binary};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -391,13 +391,10 @@ fn a_first_player_plays_generation_zeros_games() {
         .lines()
         .find(|line| line.contains("training generation 1 from 0"))
         .unwrap_or_else(|| panic!("no training line in {out}"));
-    let (window, total) = trained
-        .split_once(" steps on ")
-        .and_then(|(_, rest)| rest.split_once(" positions"))
-        .and_then(|(counts, _)| counts.split_once(" of "))
-        .unwrap_or_else(|| panic!("no window in {trained}"));
+    let (window, total) =
+        trained_window(trained).unwrap_or_else(|| panic!("no window in {trained}"));
     assert_eq!(window, total, "{trained}");
-    assert!(total.parse::<usize>().unwrap() > 500, "{trained}");
+    assert!(total > 500, "{trained}");
 
     let other = tmp.path().join("other");
     let missing = "uci:/nonexistent/engine:depth=1";

@@ -1,7 +1,7 @@
 //! `ninjazero selfplay` and `ninjazero data` on dataset directories that are missing,
 //! empty, of another variant, unwritable or written by two processes at once.
 
-use ninjazero_testkit::{outcome, sorted_game_ids, temp_dir, text as path, Binary};
+use ninjazero_testkit::{outcome, sorted_game_ids, temp_dir, text as path, trained_window, Binary};
 use std::path::{Path, PathBuf};
 
 const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
@@ -149,11 +149,17 @@ fn games_and_tiny_network(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// `train --preset smoke` for `steps` steps from `init` on `data`, into `dir/NAME` (work)
-/// and `dir/NAME.safetensors` (the checkpoint).
-fn smoke_training(dir: &Path, data: &Path, init: &Path, name: &str, steps: &str) -> Vec<String> {
+/// and `dir/NAME.safetensors`: the command line and the checkpoint it writes.
+fn smoke_training(
+    dir: &Path,
+    data: &Path,
+    init: &Path,
+    name: &str,
+    steps: &str,
+) -> (Vec<String>, PathBuf) {
     let out = dir.join(format!("{name}.safetensors"));
     let work = dir.join(name);
-    [
+    let args = [
         "train",
         "--variant",
         "insane-ninja",
@@ -173,7 +179,8 @@ fn smoke_training(dir: &Path, data: &Path, init: &Path, name: &str, steps: &str)
         path(&work),
     ]
     .map(String::from)
-    .to_vec()
+    .to_vec();
+    (args, out)
 }
 
 /// The binary pins libtorch's CPU kernels itself (`NINJAZERO_CPU_KERNELS`, AVX2 by default),
@@ -189,8 +196,8 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
     let dir = tmp.path();
     let (data, init) = games_and_tiny_network(dir);
     let train = |name: &str, env: &[(&str, &str)]| {
-        let args = smoke_training(dir, &data, &init, name, "10");
-        let mut command = NINJAZERO.command(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (args, out) = smoke_training(dir, &data, &init, name, "10");
+        let mut command = NINJAZERO.command(&args);
         command.env_remove(CPU_KERNELS_VAR);
         for (switch, _) in AVX2_SWITCHES {
             command.env_remove(switch);
@@ -198,7 +205,7 @@ fn training_is_the_same_with_the_cpu_kernels_pinned_from_outside() {
         command.envs(env.iter().copied());
         let (ok, text) = outcome(command.output().unwrap());
         assert!(ok, "{text}");
-        std::fs::read(dir.join(format!("{name}.safetensors"))).unwrap()
+        std::fs::read(out).unwrap()
     };
     let pinned_inside = train("inside", &[]);
     let mut outside = AVX2_SWITCHES.to_vec();
@@ -229,37 +236,19 @@ fn train_takes_the_window_it_is_given() {
     let dir = tmp.path();
     let (data, init) = games_and_tiny_network(dir);
     let train = |name: &str, window: Option<&str>| {
-        let mut args = smoke_training(dir, &data, &init, name, "2");
+        let (mut args, _) = smoke_training(dir, &data, &init, name, "2");
         args.extend(
             window
                 .map(|w| ["--window".to_string(), w.to_string()])
                 .into_iter()
                 .flatten(),
         );
-        let (ok, text) = NINJAZERO.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (ok, text) = NINJAZERO.run(&args);
         assert!(ok, "{text}");
-        text
+        trained_window(&text).unwrap_or_else(|| panic!("no window in {text}"))
     };
-    let all = train("preset", None);
-    let total: usize = all
-        .split(" positions:")
-        .next()
-        .and_then(|head| head.rsplit(" of ").next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no window in {all}"));
-    assert!(total > 50, "{all}");
-    assert!(
-        all.contains(&format!("on {total} of {total} positions")),
-        "{all}"
-    );
-    let newest = train("newest-50", Some("50"));
-    assert!(
-        newest.contains(&format!("on 50 of {total} positions")),
-        "{newest}"
-    );
-    let more = train("more-than-all", Some("1000000"));
-    assert!(
-        more.contains(&format!("on {total} of {total} positions")),
-        "{more}"
-    );
+    let (window, total) = train("preset", None);
+    assert!(total > 50 && window == total, "{window} of {total}");
+    assert_eq!(train("newest-50", Some("50")), (50, total));
+    assert_eq!(train("more-than-all", Some("1000000")), (total, total));
 }

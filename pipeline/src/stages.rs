@@ -403,8 +403,7 @@ pub fn train_generation(
     let mut config = TrainConfig::preset(&ctx.config.train)
         .ok_or_else(|| PipelineError::UnknownTrainPreset(ctx.config.train.clone()))?;
     if holds_the_first_players_games(&ctx.config, &window) {
-        config.min_window = usize::MAX;
-        config.max_window = usize::MAX;
+        config.fix_window(usize::MAX);
     }
     let out = work.join("candidate.safetensors");
     progress.stage_started("train", config.steps);

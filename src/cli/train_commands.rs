@@ -121,8 +121,7 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
         config.value_target_mix = mix;
     }
     if let Some(window) = args.window {
-        config.min_window = window;
-        config.max_window = window;
+        config.fix_window(window);
     }
     let bar = progress_bar(
         config.steps,

@@ -185,6 +185,13 @@ impl TrainConfig {
         }
     }
 
+    /// Trains on the newest `positions` positions whatever the data's size (all of them
+    /// when there are fewer; `usize::MAX`: every position) instead of the growing window.
+    pub fn fix_window(&mut self, positions: usize) {
+        self.min_window = positions;
+        self.max_window = positions;
+    }
+
     /// The window size for `total` positions available.
     pub fn window_size(&self, total: usize) -> usize {
         let grown = (WINDOW_SCALE * (total as f64).powf(WINDOW_EXPONENT)) as usize;

@@ -149,6 +149,15 @@ impl Binary {
     }
 }
 
+/// The `A of B` of the first "on A of B positions" in a training report (`train`'s line,
+/// the pipeline's training log): the positions trained on, of those in the data.
+pub fn trained_window(report: &str) -> Option<(usize, usize)> {
+    let (_, rest) = report.split_once(" on ")?;
+    let (counts, _) = rest.split_once(" positions")?;
+    let (window, total) = counts.split_once(" of ")?;
+    Some((window.parse().ok()?, total.parse().ok()?))
+}
+
 /// Whether a finished program succeeded, and its stdout then its stderr.
 pub fn outcome(output: Output) -> (bool, String) {
     let text = String::from_utf8_lossy(&output.stdout).into_owned()
