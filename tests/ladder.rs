@@ -85,6 +85,23 @@ fn a_ladder_rates_the_player_and_a_rerun_reuses_its_games() {
         "{random}"
     );
     assert!(out.contains("* alphabeta:depth=1"), "{out}");
+    // Its games against each of the five other anchors, 2 each, from its side.
+    let results: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "alphabeta:depth=1 against each opponent:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(results.len(), 5, "{out}");
+    for line in &results {
+        let games: usize = line
+            .split_whitespace()
+            .skip(1)
+            .map(|n| n[1..].parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(games, 2, "{line}");
+    }
+    assert!(!results.iter().any(|l| l.contains("depth=1 ")), "{out}");
     let files = stored(&dir);
     assert_eq!(files.len(), 8, "{files:?}");
     assert!(

@@ -93,11 +93,22 @@ pub struct LadderRow {
     pub is_player: bool,
 }
 
-/// The ladder's outcome: every player's rating, strongest first (none for a shard's job),
-/// and how many games were played now and reused from the store.
+/// The rated player's games against one opponent, from the player's side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpponentResult {
+    pub opponent: String,
+    pub wins: usize,
+    pub draws: usize,
+    pub losses: usize,
+}
+
+/// The ladder's outcome: every player's rating, strongest first, and the rated player's
+/// results against each opponent (both empty for a shard's job), and how many games were
+/// played now and reused from the store.
 #[derive(Clone, Debug)]
 pub struct LadderReport {
     pub rows: Vec<LadderRow>,
+    pub opponents: Vec<OpponentResult>,
     pub played: usize,
     pub reused: usize,
 }
@@ -404,9 +415,36 @@ pub fn run_ladder(
     };
     Ok(LadderReport {
         rows,
+        opponents: opponent_results(&texts, player, &scores),
         played,
         reused,
     })
+}
+
+/// The player's results against each opponent, in the pairings' order.
+fn opponent_results(
+    texts: &[String],
+    player: usize,
+    scores: &[PairingScore],
+) -> Vec<OpponentResult> {
+    scores
+        .iter()
+        .filter_map(|s| {
+            let (opponent, wins, losses) = if s.a == player {
+                (s.b, s.wins, s.losses)
+            } else if s.b == player {
+                (s.a, s.losses, s.wins)
+            } else {
+                return None;
+            };
+            Some(OpponentResult {
+                opponent: texts[opponent].clone(),
+                wins,
+                draws: s.draws,
+                losses,
+            })
+        })
+        .collect()
 }
 
 /// Wins, draws and losses of `a` against `b`.
@@ -460,7 +498,8 @@ fn rows(
 }
 
 impl LadderReport {
-    /// The table: player (the rated one marked `*`), rating, 95 % interval, games, score.
+    /// The table: player (the rated one marked `*`), rating, 95 % interval, games, score;
+    /// then the rated player's wins, draws and losses against each opponent.
     pub fn table(&self) -> String {
         let width = self
             .rows
@@ -482,6 +521,15 @@ impl LadderReport {
                 row.rating.elo, row.games, row.score
             );
         }
+        if let Some(player) = self.rows.iter().find(|r| r.is_player) {
+            out += &format!("\n{} against each opponent:\n", player.spec);
+            for result in &self.opponents {
+                out += &format!(
+                    "  {:<width$} +{} ={} -{}\n",
+                    result.opponent, result.wins, result.draws, result.losses
+                );
+            }
+        }
         out
     }
 }
@@ -500,6 +548,33 @@ mod tests {
         // An anchor as the player: its pairings with its neighbours are not repeated.
         let anchors: Vec<String> = ["random", "b", "c"].map(String::from).to_vec();
         assert_eq!(pairings(&anchors, 3, 1), vec![(1, 0), (1, 2)]);
+    }
+
+    #[test]
+    fn the_players_results_are_counted_from_its_side() {
+        let texts: Vec<String> = ["random", "b", "p"].map(String::from).to_vec();
+        let score = |a, b, wins, draws, losses| PairingScore {
+            a,
+            b,
+            wins,
+            draws,
+            losses,
+        };
+        let scores = [
+            score(1, 0, 5, 0, 0),
+            score(2, 0, 3, 1, 0),
+            score(1, 2, 2, 1, 0),
+        ];
+        let result = |opponent: &str, wins, draws, losses| OpponentResult {
+            opponent: opponent.to_string(),
+            wins,
+            draws,
+            losses,
+        };
+        assert_eq!(
+            opponent_results(&texts, 2, &scores),
+            vec![result("random", 3, 1, 0), result("b", 0, 1, 2)]
+        );
     }
 
     #[test]
