@@ -133,7 +133,7 @@ impl TrainConfig {
                 min_window: 50_000,
                 max_window: 500_000,
                 seed: 0,
-                value_target_mix: 0.0,
+                value_target_mix: 0.5,
             }),
             "gpu" => Some(TrainConfig {
                 steps: 20_000,
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn settings_stored_before_the_value_target_mix_read_as_no_mix() {
-        let mut config = TrainConfig::preset("cpu").unwrap();
+        let mut config = TrainConfig::preset("gpu").unwrap();
         let json = serde_json::to_value(&config).unwrap();
         assert!(json.get("value_target_mix").is_none(), "0 is not stored");
         let read: TrainConfig = serde_json::from_value(json).unwrap();
