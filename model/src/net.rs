@@ -1,11 +1,13 @@
 //! The policy/value network: a ResNet trunk (optionally with squeeze-excitation), a
-//! convolutional policy head over the move-kind planes and a win/draw/loss value head.
+//! convolutional policy head over the move-kind planes and a win/draw/loss value head, and
+//! optionally a training-only material head.
 //!
 //! Parameter names (`input.conv.weight`, `blocks.0.conv1.weight`, …) match
 //! `scripts/reference_net.py`, which rebuilds the same network in PyTorch.
 
 use crate::encoding::{plane, BoardShape};
 use crate::policy::{policy_len, MOVE_KINDS};
+use ninjazero_rules::Role;
 use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::Tensor;
@@ -20,6 +22,11 @@ pub struct NetConfig {
     pub value_channels: i64,
     /// Width of the value head's hidden layer.
     pub value_hidden: i64,
+    /// A training-only head that predicts the material swing some plies ahead (see
+    /// [`PolicyValueNet::forward_with_material`]); play never computes it. Absent from the
+    /// sidecars of networks without it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub material_head: bool,
 }
 
 /// Named network sizes.
@@ -49,6 +56,7 @@ impl Preset {
             squeeze_excitation,
             value_channels: 32,
             value_hidden: 128,
+            material_head: false,
         }
     }
 
@@ -184,6 +192,14 @@ impl ResidualBlock {
     }
 }
 
+/// The material head: a 1x1 convolution to the value head's channels, then one linear
+/// layer to an output per role.
+#[derive(Debug)]
+struct MaterialHead {
+    hidden: ConvBn,
+    out: nn::Linear,
+}
+
 /// The network. Inputs: `[N, planes, height, width]`; outputs: policy logits `[N, policy]`
 /// and win/draw/loss logits `[N, 3]` from the side to move's view.
 #[derive(Debug)]
@@ -197,6 +213,7 @@ pub struct PolicyValueNet {
     value_hidden: ConvBn,
     value_fc: nn::Linear,
     value_out: nn::Linear,
+    material: Option<MaterialHead>,
 }
 
 impl PolicyValueNet {
@@ -233,6 +250,18 @@ impl PolicyValueNet {
                 3,
                 Default::default(),
             ),
+            material: config.material_head.then(|| {
+                let path = root / "material";
+                MaterialHead {
+                    hidden: ConvBn::new(&path / "hidden", c, v, 1),
+                    out: nn::linear(
+                        &path / "out",
+                        v * cells,
+                        Role::COUNT as i64,
+                        Default::default(),
+                    ),
+                }
+            }),
             config: config.clone(),
             shape,
         }
@@ -240,20 +269,48 @@ impl PolicyValueNet {
 
     /// Policy logits and WDL logits.
     pub fn forward(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
-        let n = xs.size()[0];
+        self.heads(&self.trunk(xs, train), train)
+    }
+
+    /// Policy logits, WDL logits and, where the network has the material head, its
+    /// prediction `[N, Role::COUNT]`: per role, how much the side to move's count minus the
+    /// opponent's will have changed some plies ahead (the trainer's
+    /// `material_plies`). A dense, tactical signal while the game results are few.
+    pub fn forward_with_material(
+        &self,
+        xs: &Tensor,
+        train: bool,
+    ) -> (Tensor, Tensor, Option<Tensor>) {
+        let trunk = self.trunk(xs, train);
+        let (policy, value) = self.heads(&trunk, train);
+        let material = self.material.as_ref().map(|head| {
+            head.hidden
+                .forward(&trunk, train)
+                .reshape([xs.size()[0], -1])
+                .apply(&head.out)
+        });
+        (policy, value, material)
+    }
+
+    fn trunk(&self, xs: &Tensor, train: bool) -> Tensor {
         let mut trunk = self.input.forward(xs, train);
         for block in &self.blocks {
             trunk = block.forward(&trunk, train);
         }
+        trunk
+    }
+
+    fn heads(&self, trunk: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let n = trunk.size()[0];
         let policy = self
             .policy_hidden
-            .forward(&trunk, train)
+            .forward(trunk, train)
             .apply(&self.policy_out)
             .permute([0, 2, 3, 1])
             .reshape([n, policy_len(&self.shape) as i64]);
         let value = self
             .value_hidden
-            .forward(&trunk, train)
+            .forward(trunk, train)
             .reshape([n, -1])
             .apply(&self.value_fc)
             .relu()

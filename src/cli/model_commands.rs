@@ -3,7 +3,7 @@
 use super::parse_variant;
 use anyhow::bail;
 use clap::Subcommand;
-use ninjazero_model::{Model, Preset};
+use ninjazero_model::{Model, NetConfig, Preset};
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
 
@@ -22,6 +22,10 @@ pub enum ModelCommand {
         /// Seed for the initial weights.
         #[arg(long, default_value_t = 0)]
         seed: i64,
+        /// Add the training-only material head, for `train --material-plies N` (play never
+        /// computes it).
+        #[arg(long)]
+        material_head: bool,
     },
     /// Print a checkpoint's sidecar (variant, architecture, encoding, training step).
     Info { checkpoint: PathBuf },
@@ -34,6 +38,7 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
             preset,
             out,
             seed,
+            material_head,
         } => {
             if out.extension().and_then(|e| e.to_str()) != Some("safetensors") {
                 bail!(
@@ -42,9 +47,21 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
                 );
             }
             tch::manual_seed(seed);
-            let model = Model::new(variant, &preset.config(), tch::Device::Cpu);
+            let config = NetConfig {
+                material_head,
+                ..preset.config()
+            };
+            let model = Model::new(variant, &config, tch::Device::Cpu);
             model.save(&out)?;
-            println!("wrote {} ({preset} network for {variant})", out.display());
+            let head = if material_head {
+                " with the material head"
+            } else {
+                ""
+            };
+            println!(
+                "wrote {} ({preset} network{head} for {variant})",
+                out.display()
+            );
         }
         ModelCommand::Info { checkpoint } => {
             let model = Model::load(&checkpoint, None, tch::Device::Cpu)?;

@@ -9,7 +9,9 @@ use ninjazero_model::{parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
 use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
 use ninjazero_train::synthetic::write_random_games;
-use ninjazero_train::{train, OptimizerKind, RunControl, TrainConfig, TrainError, TrainJob};
+use ninjazero_train::{
+    train, OptimizerKind, RunControl, TrainConfig, TrainError, TrainJob, MAX_MATERIAL_PLIES,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -78,6 +80,12 @@ pub struct TrainArgs {
     /// a player's games may want them all. [range: 1 to 10000000000]
     #[arg(long, value_parser = whole::<usize>(1, 10_000_000_000))]
     window: Option<usize>,
+    /// Also train the network's material head (`model init --material-head`) to predict,
+    /// per piece kind, how the material balance changes N plies ahead: a dense tactical
+    /// signal beside the one result per game. 0: no such target (the presets').
+    /// [range: 0 to 1000]
+    #[arg(long, value_parser = whole::<u32>(0, u64::from(MAX_MATERIAL_PLIES)))]
+    material_plies: Option<u32>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -123,6 +131,9 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     if let Some(window) = args.window {
         config.fix_window(window);
     }
+    if let Some(plies) = args.material_plies {
+        config.material_plies = plies;
+    }
     let bar = progress_bar(
         config.steps,
         "{bar:30} {pos}/{len} steps, {elapsed} elapsed, eta {eta} | {msg}",
@@ -150,8 +161,13 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
         }
         result => result?,
     };
+    let material = if job.config.material_plies > 0 {
+        format!(", material loss {:.3}", report.final_material_loss)
+    } else {
+        String::new()
+    };
     println!(
-        "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
+        "train: {} steps ({} this run) of batch {} with {} on {} of {} positions: policy loss {:.3}, value loss {:.3}{material}; {:.0} samples/s, loader wait {:.1} %; wrote {} (metrics and loss.png in {})",
         report.steps_done,
         report.steps_this_run,
         job.config.batch_size,

@@ -27,6 +27,7 @@ pub fn synthetic_batch(shape: &BoardShape, batch: usize, device: Device) -> Batc
         policy_mask,
         wdl,
         value_target: None,
+        material: None,
         size: batch,
     }
 }
@@ -85,6 +86,7 @@ pub fn loader_samples_per_s(
         variant,
         config.seed,
         config.value_target_mix,
+        config.material_plies,
     ));
     let mut loader = Loader::start(source, 0, config.batch_size, config.loader_threads, device)?;
     // The first batches include thread start-up.

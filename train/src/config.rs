@@ -80,12 +80,23 @@ pub struct TrainConfig {
     /// existed mean) trains on results alone; it is left out of the stored settings.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub value_target_mix: f64,
+    /// H > 0: an auxiliary target for the network's material head (`model init
+    /// --material-head`): per role, how much the side to move's count minus the opponent's
+    /// changes from the position to the one H plies later (or the game's last). Dense signal
+    /// about hanging pieces and exchanges, where a game result is one bit per game. 0 (the
+    /// default, and what files written before the setting existed mean) trains no such head;
+    /// it is left out of the stored settings.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub material_plies: u32,
 }
 
 /// Whether a setting is 0 (serde's `skip_serializing_if`).
-fn is_zero(value: &f64) -> bool {
-    *value == 0.0
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
+
+/// The most plies ahead a material target may look.
+pub const MAX_MATERIAL_PLIES: u32 = 1_000;
 
 /// The window grows as `WINDOW_SCALE * total_positions^WINDOW_EXPONENT` (KataGo's shape),
 /// clamped to `[min_window, max_window]`: 100k positions seen give a window of 22k, 1M
@@ -118,6 +129,7 @@ impl TrainConfig {
                 max_window: 200_000,
                 seed: 0,
                 value_target_mix: 0.5,
+                material_plies: 0,
             }),
             "cpu" => Some(TrainConfig {
                 steps: 2_000,
@@ -134,6 +146,7 @@ impl TrainConfig {
                 max_window: 500_000,
                 seed: 0,
                 value_target_mix: 0.5,
+                material_plies: 0,
             }),
             "gpu" => Some(TrainConfig {
                 steps: 20_000,
@@ -150,6 +163,7 @@ impl TrainConfig {
                 max_window: 5_000_000,
                 seed: 0,
                 value_target_mix: 0.0,
+                material_plies: 0,
             }),
             // Seconds: checks the machinery (tests, a cluster's set-up), learns nothing.
             "smoke" => Some(TrainConfig {
@@ -218,6 +232,12 @@ impl TrainConfig {
                 self.value_target_mix
             ));
         }
+        if self.material_plies > MAX_MATERIAL_PLIES {
+            return Err(format!(
+                "material target {} plies ahead: at most {MAX_MATERIAL_PLIES}",
+                self.material_plies
+            ));
+        }
         if self.min_window > self.max_window || self.max_window == 0 {
             return Err(format!(
                 "window bounds {}..{} are empty",
@@ -262,6 +282,20 @@ mod tests {
         assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
         config.value_target_mix = 1.5;
         assert!(config.validate().is_err());
+    }
+
+    #[test]
+    fn the_material_target_is_stored_only_when_set_and_bounded() {
+        let mut config = TrainConfig::preset("demo").unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get("material_plies").is_none(), "0 is not stored");
+        config.material_plies = 4;
+        let json = serde_json::to_string(&config).unwrap();
+        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        config.material_plies = MAX_MATERIAL_PLIES;
+        assert!(config.validate().is_ok());
+        config.material_plies = MAX_MATERIAL_PLIES + 1;
+        assert!(config.validate().unwrap_err().contains("at most"));
     }
 
     #[test]

@@ -43,7 +43,7 @@ mod state;
 pub mod synthetic;
 mod window;
 
-pub use config::{OptimizerKind, Schedule, TrainConfig};
+pub use config::{OptimizerKind, Schedule, TrainConfig, MAX_MATERIAL_PLIES};
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
@@ -163,6 +163,7 @@ pub struct TrainReport {
     /// Mean over the job's last (up to) 10 steps.
     pub final_policy_loss: f64,
     pub final_value_loss: f64,
+    pub final_material_loss: f64,
     /// The trained model (`out`).
     pub checkpoint: PathBuf,
     /// Positions in the window, and in all usable files when it was taken.
@@ -191,7 +192,12 @@ pub struct StepStats {
     /// Win/draw/loss cross-entropy against the value target: the game result, or its mix
     /// with the search value (`TrainConfig::value_target_mix`).
     pub value_loss: f64,
-    /// `policy_loss + value_loss` (weight decay is applied by the optimizer).
+    /// Mean squared error of the material head against its target, summed over the roles
+    /// (`TrainConfig::material_plies`; 0 when it is not trained).
+    #[serde(default)]
+    pub material_loss: f64,
+    /// `policy_loss + value_loss + material_loss` (weight decay is applied by the
+    /// optimizer).
     pub loss: f64,
     /// Share of full-search rows whose most likely move is the search's most visited one.
     pub policy_accuracy: f64,
@@ -211,6 +217,7 @@ impl StepStats {
         [
             ("policy loss", self.policy_loss),
             ("value loss", self.value_loss),
+            ("material loss", self.material_loss),
             ("gradient norm", self.grad_norm),
         ]
         .into_iter()
@@ -319,7 +326,8 @@ impl Trainer {
 
     /// One optimizer step on `batch` with learning rate `lr`.
     pub fn step(&mut self, batch: &Batch, lr: f64) -> StepStats {
-        let (policy_logits, wdl_logits) = self.model.net.forward(&batch.inputs, true);
+        let (policy_logits, wdl_logits, material) =
+            self.model.net.forward_with_material(&batch.inputs, true);
         let log_policy = policy_logits.log_softmax(-1, Kind::Float);
         let row_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float);
         let rows = batch.policy_mask.sum(Kind::Float);
@@ -332,7 +340,15 @@ impl Trainer {
                 .mean(Kind::Float),
             None => wdl_logits.cross_entropy_for_logits(&batch.wdl),
         };
-        let loss = &policy_loss + &value_loss;
+        // `train` refuses a material target for a network without the head.
+        let material_loss = match (&batch.material, &material) {
+            (Some(target), Some(predicted)) => (predicted - target)
+                .square()
+                .sum_dim_intlist(-1, false, Kind::Float)
+                .mean(Kind::Float),
+            _ => Tensor::zeros([], (Kind::Float, policy_loss.device())),
+        };
+        let loss = &policy_loss + &value_loss + &material_loss;
         let mut grads = self.optimizer.gradients(&loss);
         let grad_norm = Optimizer::clip_grad_norm(&mut grads, self.grad_clip);
         self.optimizer.step(&grads, lr, self.weight_decay);
@@ -351,6 +367,7 @@ impl Trainer {
                 &[
                     policy_loss.detach(),
                     value_loss.detach(),
+                    material_loss.detach(),
                     accuracy,
                     mse,
                     rows,
@@ -361,15 +378,16 @@ impl Trainer {
             .to_kind(Kind::Double)
             .to_device(Device::Cpu)
         });
-        let v: Vec<f64> = Vec::try_from(stats).expect("six statistics");
+        let v: Vec<f64> = Vec::try_from(stats).expect("seven statistics");
         StepStats {
             policy_loss: v[0],
             value_loss: v[1],
-            loss: v[0] + v[1],
-            policy_accuracy: v[2],
-            value_mse: v[3],
-            policy_rows: v[4] as u64,
-            grad_norm: v[5],
+            material_loss: v[2],
+            loss: v[0] + v[1] + v[2],
+            policy_accuracy: v[3],
+            value_mse: v[4],
+            policy_rows: v[5] as u64,
+            grad_norm: v[6],
         }
     }
 }
@@ -480,6 +498,12 @@ pub fn train(
         }
         None => {
             let mut model = Model::load(init, Some(variant), device)?;
+            if config.material_plies > 0 && !model.net.config.material_head {
+                return Err(TrainError::Config(format!(
+                    "a material target needs a network with the material head; {} has none (start from `ninjazero model init --material-head`)",
+                    init.display()
+                )));
+            }
             let mut index = window::DataIndex::load(&work_dir.join(DATA_INDEX_FILE));
             let (snapshot, samples, skipped) =
                 window::take_window(variant, data_dirs, config, &mut index, &mut warn_skipped)?;
@@ -515,6 +539,7 @@ pub fn train(
             variant,
             state.rng.seed,
             config.value_target_mix,
+            config.material_plies,
         ));
         let mut loader = Loader::start(
             source,
@@ -631,6 +656,7 @@ pub fn train(
         },
         final_policy_loss: mean(|r| r.stats.policy_loss),
         final_value_loss: mean(|r| r.stats.value_loss),
+        final_material_loss: mean(|r| r.stats.material_loss),
         checkpoint: out.to_path_buf(),
         window_positions: state.window.size,
         total_positions: state.window.total_positions,

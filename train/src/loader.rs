@@ -13,7 +13,7 @@ use crate::window::Samples;
 use crate::TrainError;
 use ninjazero_model::{encode_position, policy_len, BoardShape};
 use ninjazero_rules::seed::{derive_seed, splitmix64, SeedStream};
-use ninjazero_rules::{Position, Variant};
+use ninjazero_rules::{Position, Role, Variant};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
@@ -34,6 +34,9 @@ pub struct Batch {
     /// `[B, 3]` the value target (win, draw, loss) when the result is mixed with the
     /// search value ([`value_target`]); None when the target is the result alone (`wdl`).
     pub value_target: Option<Tensor>,
+    /// `[B, Role::COUNT]` the material head's target (`TrainConfig::material_plies`);
+    /// None when it is not trained.
+    pub material: Option<Tensor>,
     pub size: usize,
 }
 
@@ -121,6 +124,8 @@ pub(crate) struct BatchSource {
     policy_len: usize,
     /// The search value's weight in the value target (`TrainConfig::value_target_mix`).
     value_target_mix: f32,
+    /// `TrainConfig::material_plies` (0: no material target).
+    material_plies: usize,
     permutations: Permutations,
 }
 
@@ -130,6 +135,7 @@ impl BatchSource {
         variant: Variant,
         seed: u64,
         value_target_mix: f64,
+        material_plies: u32,
     ) -> BatchSource {
         let shape = BoardShape::of(variant);
         let n = samples.len();
@@ -139,6 +145,7 @@ impl BatchSource {
             shape,
             policy_len: policy_len(&shape),
             value_target_mix: value_target_mix as f32,
+            material_plies: material_plies as usize,
             permutations: Permutations {
                 seed,
                 n,
@@ -216,6 +223,9 @@ impl BatchSource {
         let value_target = self
             .value_targets(&indices, b)
             .map_err(|e| failed("value target", &e))?;
+        let material = self
+            .material_targets(&indices, b)
+            .map_err(|e| failed("material target", &e))?;
         let to = |t: Tensor| {
             if device == Device::Cpu {
                 Ok(t)
@@ -230,6 +240,7 @@ impl BatchSource {
             policy_mask: to(policy_mask)?,
             wdl: to(wdl)?,
             value_target: value_target.map(to).transpose()?,
+            material: material.map(to).transpose()?,
             size,
         })
     }
@@ -253,13 +264,33 @@ impl BatchSource {
         })?;
         Ok(Some(targets))
     }
+
+    /// The `[b, Role::COUNT]` material targets of the rows `indices`; None when the material
+    /// head is not trained.
+    fn material_targets(&self, indices: &[usize], b: i64) -> Result<Option<Tensor>, tch::TchError> {
+        if self.material_plies == 0 {
+            return Ok(None);
+        }
+        let samples = &*self.samples;
+        let targets = cpu_tensor(
+            &[b, Role::COUNT as i64],
+            Kind::Float,
+            |data: &mut [f32]| {
+                for (j, &s) in indices.iter().enumerate() {
+                    let row = &mut data[j * Role::COUNT..(j + 1) * Role::COUNT];
+                    row.copy_from_slice(&samples.material_swing(s, self.material_plies));
+                }
+            },
+        )?;
+        Ok(Some(targets))
+    }
 }
 
-/// Bytes of one batch's tensors (inputs, dense policy, mask, WDL, value target) for
-/// `variant`.
+/// Bytes of one batch's tensors (inputs, dense policy, mask, WDL, value and material
+/// targets) for `variant`.
 fn batch_bytes(variant: Variant, batch_size: usize) -> u128 {
     let shape = BoardShape::of(variant);
-    let per_sample = 4 * shape.input_len() + 4 * policy_len(&shape) + 4 + 8 + 12;
+    let per_sample = 4 * shape.input_len() + 4 * policy_len(&shape) + 4 + 8 + 12 + 4 * Role::COUNT;
     per_sample as u128 * batch_size as u128
 }
 
@@ -440,7 +471,7 @@ mod tests {
         let start = Position::start(variant);
         let game = random_game(&start, 0, 8, FullSearch::Random, &mut SplitMix64(1));
         let samples = Samples::from_game(variant, &game, 0, false).unwrap();
-        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3, 0.0));
+        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3, 0.0, 0));
         assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);
         // 2^46 samples need more memory than any address space holds.
         let mut loader = Loader::start(source, 0, 1 << 46, 2, Device::Cpu).unwrap();

@@ -10,7 +10,7 @@
 use crate::TrainError;
 use ninjazero_data::{dataset_files, read_file, read_file_meta, GameRecord, GameSettings};
 use ninjazero_model::{policy_len, BoardShape};
-use ninjazero_rules::{Position, Variant};
+use ninjazero_rules::{Color, Position, Role, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -76,6 +76,11 @@ pub(crate) struct Samples {
     pub search_value: Vec<Option<f32>>,
     /// How often the position has occurred in its game, itself included.
     pub repetitions: Vec<u8>,
+    /// Per role ([`Role::index`]), White's count on the board minus Black's.
+    white_material: Vec<[i8; Role::COUNT]>,
+    white_to_move: Vec<bool>,
+    /// The sample index of the last stored position of the sample's game.
+    game_last: Vec<usize>,
 }
 
 impl Samples {
@@ -86,6 +91,16 @@ impl Samples {
     pub fn fen(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.fen_ends[i - 1] };
         &self.fens[start..self.fen_ends[i]]
+    }
+
+    /// The material target of sample `i` (`TrainConfig::material_plies`): per role, how much
+    /// the side to move's count minus the opponent's changes from sample `i` to the
+    /// position `plies` later in its game, or its game's last stored position.
+    pub fn material_swing(&self, i: usize, plies: usize) -> [f32; Role::COUNT] {
+        let later = i.saturating_add(plies).min(self.game_last[i]);
+        let sign = if self.white_to_move[i] { 1.0 } else { -1.0 };
+        let (now, then) = (&self.white_material[i], &self.white_material[later]);
+        std::array::from_fn(|r| sign * (f32::from(then[r]) - f32::from(now[r])))
     }
 
     /// Policy indices and probabilities (normalised to sum 1).
@@ -160,12 +175,21 @@ impl Samples {
                 Some(_) => 2,
             });
             samples.repetitions.push(repetitions);
+            samples.white_material.push(std::array::from_fn(|r| {
+                let count = |color| i16::from(record.material[color][Role::ALL[r]]);
+                // Counts are bytes; a corrupt one is clamped, not wrapped.
+                (count(Color::White) - count(Color::Black)).clamp(-127, 127) as i8
+            }));
+            samples
+                .white_to_move
+                .push(record.side_to_move == Color::White);
             let search_value = searched
                 .then(|| search_value(record.root_value))
                 .transpose()
                 .map_err(|why| format!("game {} ply {}: {why}", game.game_id, record.ply))?;
             samples.search_value.push(search_value);
         }
+        samples.game_last = vec![samples.len().saturating_sub(1); samples.len()];
         Ok(samples)
     }
 
@@ -183,6 +207,11 @@ impl Samples {
         self.wdl.extend_from_slice(&other.wdl);
         self.repetitions.extend_from_slice(&other.repetitions);
         self.search_value.extend_from_slice(&other.search_value);
+        self.white_material.extend_from_slice(&other.white_material);
+        self.white_to_move.extend_from_slice(&other.white_to_move);
+        let base = self.game_last.len();
+        self.game_last
+            .extend(other.game_last.iter().map(|last| last + base));
     }
 }
 
@@ -709,11 +738,84 @@ mod tests {
         game
     }
 
+    /// A chess game of `moves` from the start, with every position's board material.
+    fn chess_game(id: u64, moves: &[&str]) -> GameRecord {
+        let mut pos = Position::start(Variant::Chess);
+        let mut game = random_game(&pos, id, 1, FullSearch::Random, &mut SplitMix64(id));
+        let template = game.positions[0].clone();
+        game.positions.clear();
+        for (ply, text) in moves.iter().enumerate() {
+            game.positions.push(ninjazero_data::PositionRecord {
+                ply: ply as u16,
+                fen: pos.to_fen(),
+                side_to_move: pos.turn(),
+                material: pos.material(),
+                move_played: text.to_string(),
+                ..template.clone()
+            });
+            pos = pos.play(pos.parse_move(text).unwrap()).unwrap();
+        }
+        game
+    }
+
+    #[test]
+    fn the_material_target_is_the_swing_from_the_movers_side_within_its_game() {
+        // 1. e4 d5 2. exd5 Qxd5 3. Nc3: White wins a Pawn at ply 2, Black wins one back at
+        // ply 3; the second game is all quiet moves.
+        let mut samples = Samples::from_game(
+            Variant::Chess,
+            &chess_game(1, &["e2e4", "d7d5", "e4d5", "d8d5", "b1c3"]),
+            0,
+            false,
+        )
+        .unwrap();
+        let quiet = chess_game(2, &["g1f3", "g8f6", "f3g1", "f6g8"]);
+        samples.append(Samples::from_game(Variant::Chess, &quiet, 0, false).unwrap());
+        let pawn = |i, plies| samples.material_swing(i, plies)[Role::Pawn.index()];
+        // From White's first move, two plies ahead: a Pawn up.
+        assert_eq!(pawn(0, 3), 1.0);
+        // Four plies ahead (the exchange over): even again.
+        assert_eq!(pawn(0, 4), 0.0);
+        // From Black's first move, to the position after exdxd5: a Pawn down for Black.
+        assert_eq!(pawn(1, 2), -1.0);
+        // Black to move after exd5: Qxd5 wins it back.
+        assert_eq!(pawn(3, 1), 1.0);
+        // Past the game's end the target stops at its last position, never the next game's.
+        assert_eq!(pawn(2, 100), 0.0);
+        assert_eq!(pawn(3, 100), 1.0);
+        assert_eq!(samples.material_swing(5, 100), [0.0; Role::COUNT]);
+        let others: f32 = (0..Role::COUNT)
+            .filter(|&r| r != Role::Pawn.index())
+            .map(|r| samples.material_swing(0, 4)[r].abs())
+            .sum();
+        assert_eq!(others, 0.0, "only Pawns changed hands");
+        // The batch carries the same rows (as a [B, roles] tensor) only when asked.
+        let n = samples.len();
+        let source = crate::loader::BatchSource::new(
+            std::sync::Arc::new(samples),
+            Variant::Chess,
+            0,
+            0.0,
+            2,
+        );
+        let material = source
+            .build(0, n, tch::Device::Cpu)
+            .unwrap()
+            .material
+            .unwrap();
+        assert_eq!(material.size(), [n as i64, Role::COUNT as i64]);
+        // Two plies ahead only Black's moves see a Pawn change hands: −1 (d5, then exd5)
+        // and +1 (Qxd5 recaptures); every other row is 0.
+        let sum = f32::try_from(material.abs().sum(tch::Kind::Float)).unwrap();
+        assert_eq!(sum, 2.0);
+    }
+
     /// The value targets of a batch of the whole window with search value weight `mix`,
     /// sorted (a batch is shuffled).
     fn batch_value_targets(samples: Samples, mix: f64) -> Vec<[f32; 3]> {
         let n = samples.len();
-        let source = crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, mix);
+        let source =
+            crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, mix, 0);
         let batch = source.build(0, n, tch::Device::Cpu).unwrap();
         let tensor = batch.value_target.expect("a mix gives soft targets");
         assert_eq!(tensor.size(), [n as i64, 3]);
@@ -792,7 +894,8 @@ mod tests {
     #[test]
     fn without_a_mix_the_target_is_the_result() {
         let samples = Samples::from_game(VARIANT, &won_game_with_root_values(1), 0, true).unwrap();
-        let source = crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, 0.0);
+        let source =
+            crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, 0.0, 0);
         assert!(source
             .build(0, 4, tch::Device::Cpu)
             .unwrap()

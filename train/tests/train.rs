@@ -2,7 +2,7 @@
 //! the tiny network: learning, exact resume, foreign and corrupt files, metrics and plots.
 
 use ninjazero_data::{read_games, DatasetWriter, FileMeta};
-use ninjazero_model::{Model, Preset};
+use ninjazero_model::{Model, NetConfig, Preset};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_testkit::temp_dir;
 use ninjazero_train::synthetic::{random_game, write_random_games, FullSearch};
@@ -650,4 +650,50 @@ fn outputs_are_checked_before_any_work() {
     // Valid paths: now the missing data is the error.
     let err = run(&dir.join("out.safetensors"), &work);
     assert!(matches!(err, TrainError::NoData(_)), "{err}");
+}
+
+#[test]
+fn the_material_head_learns_its_target_and_a_network_without_it_is_refused() {
+    let tmp = temp_dir();
+    let dir = tmp.path();
+    // Random games long enough for pieces to change hands.
+    write_random_games(&dir.join("data"), VARIANT, 4, 60, 3, 4).unwrap();
+    let config = TrainConfig {
+        material_plies: 4,
+        schedule: Schedule::Constant,
+        ..config(60)
+    };
+    let refused = run(&job(dir, config.clone())).unwrap_err();
+    assert!(
+        matches!(&refused, TrainError::Config(m) if m.contains("model init --material-head")),
+        "{refused}"
+    );
+    assert!(!dir.join("work").join(METRICS_FILE).exists());
+
+    let init = dir.join("with-head.safetensors");
+    tch::manual_seed(7);
+    let with_head = NetConfig {
+        material_head: true,
+        ..Preset::Tiny.config()
+    };
+    Model::new(VARIANT, &with_head, Device::Cpu)
+        .save(&init)
+        .unwrap();
+    let job = TrainJob {
+        init,
+        ..job(dir, config)
+    };
+    let report = run(&job).unwrap();
+    let losses: Vec<f64> = read_metrics(&job.work_dir.join(METRICS_FILE))
+        .iter()
+        .map(|r| r.stats.material_loss)
+        .collect();
+    let mean = |part: &[f64]| part.iter().sum::<f64>() / part.len() as f64;
+    let (first, last) = (mean(&losses[..10]), mean(&losses[50..]));
+    assert!(first > 0.0, "the games hold captures: {losses:?}");
+    assert!(last < 0.5 * first, "{first} -> {last}");
+    assert!((report.final_material_loss - mean(&losses[50..])).abs() < 1e-9);
+    // The trained network keeps its head, and plays as any other.
+    let trained = Model::load(&job.out, Some(VARIANT), Device::Cpu).unwrap();
+    assert!(trained.net.config.material_head);
 }
