@@ -21,6 +21,7 @@ pub mod evaluator;
 pub mod kernels;
 pub mod net;
 pub mod policy;
+pub mod threads;
 
 pub use checkpoint::{checkpoint_id, torch_message, CheckpointMeta, Model, ModelError};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
@@ -31,3 +32,4 @@ pub use evaluator::{
 pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
 pub use net::{NetConfig, PolicyValueNet, Preset};
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};
+pub use threads::OneTorchThread;

@@ -20,7 +20,7 @@ use crate::stages::self_play_seed;
 use crate::{generation_name, PipelineError, Progress, Store, StoreError};
 use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{dataset_files, FlushPolicy};
-use ninjazero_model::load_evaluator;
+use ninjazero_model::{load_evaluator, OneTorchThread};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_search::{EngineSpec, SearchConfig};
 use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
@@ -246,10 +246,8 @@ pub fn selfplay_shard(
         ),
         None => None,
     };
-    if player.is_some() {
-        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
-        tch::set_num_threads(1);
-    }
+    // A player's batch-1 searches: one libtorch thread per game, until the shard is done.
+    let _one_thread = player.is_some().then(OneTorchThread::new);
     let stored: Vec<String> = store
         .list(&shard_prefix(job.generation, job.shard))?
         .into_iter()

@@ -12,6 +12,7 @@ use crate::study::{Progress, Study, ValuesError};
 use crate::{Estimate, Measurement, Method, PieceKind};
 use ninjazero_arena::series::{slice_key, slice_keys, Series, Shard};
 use ninjazero_data::store::Store;
+use ninjazero_model::OneTorchThread;
 use ninjazero_rules::{Color, Position, Role, Variant};
 use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget};
 use serde::{Deserialize, Serialize};
@@ -136,10 +137,8 @@ pub fn play_round(
     };
     let make_player = player.spec.factory(study.variant, study.device, study.seed);
     let threads = study.threads.max(1);
-    if threads > 1 {
-        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
-        tch::set_num_threads(1);
-    }
+    // Batch-1 searches: one libtorch thread per game, for these matches only.
+    let _one_thread = (threads > 1).then(OneTorchThread::new);
     let handicaps = handicaps(kinds, study.variant);
     let stem = |handicap: &Handicap| {
         let kind = handicap.kind.name().to_lowercase().replace(' ', "-");
