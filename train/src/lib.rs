@@ -326,8 +326,15 @@ impl Trainer {
 
     /// One optimizer step on `batch` with learning rate `lr`.
     pub fn step(&mut self, batch: &Batch, lr: f64) -> StepStats {
-        let (policy_logits, wdl_logits, material) =
-            self.model.net.forward_with_material(&batch.inputs, true);
+        let net = &self.model.net;
+        // The material head runs only when it has a target.
+        let (policy_logits, wdl_logits, material) = match batch.material {
+            Some(_) => net.forward_with_material(&batch.inputs, true),
+            None => {
+                let (policy, wdl) = net.forward(&batch.inputs, true);
+                (policy, wdl, None)
+            }
+        };
         let log_policy = policy_logits.log_softmax(-1, Kind::Float);
         let row_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float);
         let rows = batch.policy_mask.sum(Kind::Float);
