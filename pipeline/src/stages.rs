@@ -761,12 +761,15 @@ pub fn report(ctx: &RunContext) -> Result<Outcome, PipelineError> {
     let mut baseline_prefixes = Vec::new();
     for arena in MatchSet::Baselines.matches(ctx)? {
         let result = merged_arena(ctx, &arena)?;
-        baseline_prefixes.push(arena_cost_prefix(&arena.name()));
         match arena.b {
-            Player::Baseline(name, _) => baseline_rows.push((name, result.summary_line())),
-            Player::Generation(_) => best_vs_zero = Some(result.clone()),
+            Player::Baseline(name, _) => {
+                baseline_rows.push((name, result.summary_line()));
+                baseline_prefixes.push(arena_cost_prefix(&arena.name()));
+                arenas.push(result);
+            }
+            // The best's own generation played it: its games and cost are counted there.
+            Player::Generation(_) => best_vs_zero = Some(result),
         }
-        arenas.push(result);
     }
     let scale = ladder_scale(&arenas)?;
     let report = RunReport {
