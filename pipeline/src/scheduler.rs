@@ -7,12 +7,13 @@
 
 use crate::cost::{stored_costs, Cost};
 use crate::layout::{
-    arena_cost_prefix, arena_shard_key, model_key, promotion_key, report_key, COST_PREFIX,
+    arena_cost_prefix, arena_shard_key, model_key, promotion_key, report_key, selfplay_cost_prefix,
+    COST_PREFIX,
 };
 use crate::stages::{
-    arena_worker, best_after, generation_cost_prefixes, initial_model, promote, report,
-    selfplay_worker, shard_has_pairs, train_generation, ArenaShardOutcome, MatchSet, Outcome,
-    RunContext,
+    arena_worker, best_after, generation_cost_prefixes, initial_model, merged_arena, promote,
+    report, selfplay_worker, shard_has_pairs, train_generation, ArenaShardOutcome, MatchSet,
+    Outcome, RunContext,
 };
 use crate::worker::{done_key, ShardOutcome};
 use crate::Store;
@@ -277,6 +278,22 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
     for arena in &arenas {
         arena_hours += hours(stored_costs(ctx.store, &arena_cost_prefix(&arena.name()))?);
     }
+    if best_after(ctx.store, generation - 1)? == 0 && best_after(ctx.store, generation)? > 0 {
+        // The games behind this generation were a first player's or the model-free
+        // search's, far cheaper than the network's self-play the next one plays.
+        let (mut arena_games, mut arena_plies) = (0, 0);
+        for arena in &arenas {
+            let games = merged_arena(ctx, arena)?.game_results;
+            arena_games += games.len();
+            arena_plies += games.iter().map(|g| g.plies).sum::<usize>();
+        }
+        let stored = hours(stored_costs(
+            ctx.store,
+            &selfplay_cost_prefix(generation - 1),
+        )?);
+        let network = network_selfplay_hours(&ctx.config, arena_games, arena_plies, arena_hours);
+        next += network.unwrap_or(stored).max(stored) - stored;
+    }
     // Half a network-against-network arena each: on the `cpu` preset the three took 7.0 min
     // where a whole arena each, plus the best against generation 0 (which is stored
     // already), had reserved 22 min.
@@ -292,6 +309,30 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
         baselines_hours: baselines,
         fits: spent + next + baselines <= budget,
     })
+}
+
+/// Wall hours of a generation's self-play with a network, at the speed the networks searched
+/// in arenas of `games` games and `plies` plies (each at the arena's simulations per move)
+/// that took `hours`, and as many plies per game as there. A self-play move searches the
+/// full simulations with the full-search probability and the cheap ones otherwise. None
+/// when the arenas measured no speed.
+fn network_selfplay_hours(
+    config: &crate::RunConfig,
+    games: usize,
+    plies: usize,
+    hours: f64,
+) -> Option<f64> {
+    if plies == 0 || hours <= 0.0 {
+        return None;
+    }
+    let search = &config.search;
+    let simulations_per_move = search.full_search_probability * f64::from(search.simulations)
+        + (1.0 - search.full_search_probability) * f64::from(search.cheap_simulations);
+    let plies_per_game = plies as f64 / games.max(1) as f64;
+    let simulations_per_hour = plies as f64 * config.arena_simulations as f64 / hours;
+    Some(
+        config.selfplay_games as f64 * plies_per_game * simulations_per_move / simulations_per_hour,
+    )
 }
 
 /// How the Slurm driver submits its jobs.
@@ -639,14 +680,21 @@ mod tests {
     use ninjazero_rules::Variant;
 
     /// A run after generation 1 whose jobs took `selfplay`, `train` and `arena` wall
-    /// seconds, with a budget of one hour.
-    fn check_after(selfplay: f64, train: f64, arena: f64) -> BudgetCheck {
+    /// seconds, with a budget of one hour; generation 1 promoted or not, its arena 2 games
+    /// of 50 plies at 64 simulations, self-play 100 games at 32 simulations a quarter of
+    /// the moves and 8 otherwise (14 a move on average).
+    fn check_after(selfplay: f64, train: f64, arena: f64, promoted: bool) -> BudgetCheck {
         let tmp = ninjazero_testkit::temp_dir();
         let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
-        let config = RunConfig {
+        let mut config = RunConfig {
             hours: Some(1.0),
+            selfplay_games: 100,
+            arena_simulations: 64,
             ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
         };
+        config.search.simulations = 32;
+        config.search.cheap_simulations = 8;
+        config.search.full_search_probability = 0.25;
         config.save_to(&store).unwrap();
         for (key, wall_seconds) in [
             ("cost/selfplay/gen-0000/shard-0000.json", selfplay),
@@ -662,6 +710,37 @@ mod tests {
                 .put_new(key, serde_json::to_vec(&cost).unwrap())
                 .unwrap();
         }
+        let game = |a_is_white| ninjazero_arena::ArenaGame {
+            opening: Vec::new(),
+            a_is_white,
+            result: "1/2-1/2".to_string(),
+            termination: "max plies".to_string(),
+            plies: 50,
+        };
+        let arena_result = ninjazero_arena::ArenaResult::from_games(
+            "chess",
+            "gen-0001",
+            "gen-0000",
+            vec![game(true), game(false)],
+            None,
+        );
+        let promotion = crate::stages::Promotion {
+            generation: 1,
+            parent: 0,
+            promoted,
+            best: u32::from(promoted),
+            versus_best: arena_result.summary_line(),
+            elo_vs_zero: (0.0, 0.0, 0.0),
+        };
+        for (key, json) in [
+            (
+                "arena/gen-0001-vs-gen-0000.json",
+                serde_json::to_vec(&arena_result),
+            ),
+            ("promotion/gen-0001.json", serde_json::to_vec(&promotion)),
+        ] {
+            store.put_new(key, json.unwrap()).unwrap();
+        }
         let ctx = RunContext::open(&store, tch::Device::Cpu, tmp.path()).unwrap();
         next_generation_fits(&ctx).unwrap()
     }
@@ -670,7 +749,7 @@ mod tests {
     fn a_generation_is_added_while_it_and_the_baselines_fit_the_budget() {
         // Spent 0.3 h; the next generation 0.3 h; half the arena's 0.025 h for each of the
         // 3 baselines.
-        let check = check_after(600.0, 390.0, 90.0);
+        let check = check_after(600.0, 390.0, 90.0, false);
         assert!((check.spent_hours - 0.3).abs() < 1e-9, "{check}");
         assert!((check.next_hours - 0.3).abs() < 1e-9, "{check}");
         assert!((check.baselines_hours - 0.0375).abs() < 1e-9, "{check}");
@@ -678,9 +757,22 @@ mod tests {
         assert!(check.to_string().ends_with("it fits"), "{check}");
         // 2 x (800 + 460 + a) + 1.5 a = 3600 s at a = 308.6: just under the budget fits,
         // just over does not.
-        assert!(check_after(800.0, 460.0, 308.0).fits);
-        let over = check_after(800.0, 460.0, 309.0);
+        assert!(check_after(800.0, 460.0, 308.0, false).fits);
+        let over = check_after(800.0, 460.0, 309.0, false);
         assert!(!over.fits, "{over}");
         assert!(over.to_string().ends_with("stopping here"), "{over}");
+    }
+
+    #[test]
+    fn the_first_networks_self_play_is_expected_at_the_networks_arena_speed() {
+        // The arena searched 100 plies x 64 simulations in 100 s: 64 a second. Self-play:
+        // 100 games x 50 plies x 14 simulations = 70,000, 1093.75 s, instead of the 60 s
+        // the games before the first network took.
+        let check = check_after(60.0, 390.0, 100.0, true);
+        let expected = (1093.75 + 390.0 + 100.0) / 3600.0;
+        assert!((check.next_hours - expected).abs() < 1e-9, "{check}");
+        // Not promoted: the next games are again the model-free search's, as cheap.
+        let check = check_after(60.0, 390.0, 100.0, false);
+        assert!((check.next_hours - 550.0 / 3600.0).abs() < 1e-9, "{check}");
     }
 }
