@@ -58,6 +58,25 @@ fn data_commands_refuse_a_missing_or_empty_directory() {
 }
 
 #[test]
+fn a_directory_of_shard_directories_reads_as_one_dataset() {
+    let tmp = temp_dir();
+    let generation = tmp.path().join("gen-0000");
+    for (shard, games) in [("shard-0000", "2"), ("shard-0001", "3")] {
+        let (ok, text) = NINJAZERO.run(&selfplay_args("chess", games, &generation.join(shard)));
+        assert!(ok, "{text}");
+    }
+    let (ok, text) = NINJAZERO.run(&["data", "inspect", path(&generation)]);
+    assert!(ok, "{text}");
+    assert!(text.contains("games:        5"), "{text}");
+    // Files of its own come first: the shards are then not read.
+    let (ok, text) = NINJAZERO.run(&selfplay_args("chess", "1", &generation));
+    assert!(ok, "{text}");
+    let (ok, text) = NINJAZERO.run(&["data", "inspect", path(&generation)]);
+    assert!(ok, "{text}");
+    assert!(text.contains("games:        1"), "{text}");
+}
+
+#[test]
 fn selfplay_refuses_a_directory_of_another_variant() {
     let tmp = temp_dir();
     let dir = tmp.path().join("variant");

@@ -46,16 +46,45 @@ pub fn dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     Ok(files)
 }
 
+/// The dataset files a reader of `dir` takes: [`dataset_files`], or where `dir` holds none
+/// itself, those of its immediate subdirectories in name order (a pipeline generation's
+/// `shard-NNNN` directories), so a generation reads as one dataset. Empty if `dir` does not
+/// exist.
+pub fn dataset_files_or_shards(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let files = dataset_files(dir)?;
+    if !files.is_empty() {
+        return Ok(files);
+    }
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(DataError::io(dir, e)),
+    };
+    let mut subdirs = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| DataError::io(dir, e))?.path();
+        if path.is_dir() {
+            subdirs.push(path);
+        }
+    }
+    subdirs.sort();
+    let mut files = Vec::new();
+    for subdir in subdirs {
+        files.extend(dataset_files(&subdir)?);
+    }
+    Ok(files)
+}
+
 /// Game ids already present in the finished files of `dir` (for a restarted worker to skip them). Empty if dir does not exist.
 pub fn finished_game_ids(dir: &Path) -> Result<HashSet<u64>, DataError> {
     checked_game_ids(dir, None)
 }
 
-/// [`dataset_files`] of a `dir` that must exist (for looking at a dataset, where a mistyped
-/// path must not read as an empty dataset).
+/// [`dataset_files_or_shards`] of a `dir` that must exist (for looking at a dataset, where a
+/// mistyped path must not read as an empty dataset).
 pub fn existing_dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     match fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => dataset_files(dir),
+        Ok(meta) if meta.is_dir() => dataset_files_or_shards(dir),
         Ok(_) => Err(DataError::invalid(dir, "not a directory")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::NoDirectory {
             dir: dir.to_path_buf(),

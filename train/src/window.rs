@@ -8,7 +8,9 @@
 //! same window, in the same order, however self-play split them into files.
 
 use crate::TrainError;
-use ninjazero_data::{dataset_files, read_file, read_file_meta, GameRecord, GameSettings};
+use ninjazero_data::{
+    dataset_files_or_shards, read_file, read_file_meta, GameRecord, GameSettings,
+};
 use ninjazero_model::{policy_len, BoardShape};
 use ninjazero_rules::{Color, Position, Role, Variant};
 use serde::{Deserialize, Serialize};
@@ -317,7 +319,7 @@ fn candidates(data_dirs: &[PathBuf]) -> Result<Vec<Candidate>, TrainError> {
             );
             continue;
         }
-        for path in dataset_files(&dir).map_err(|e| TrainError::Data(e.to_string()))? {
+        for path in dataset_files_or_shards(&dir).map_err(|e| TrainError::Data(e.to_string()))? {
             let meta = std::fs::metadata(&path).map_err(|e| TrainError::io(&path, e))?;
             let modified_ns = meta
                 .modified()
@@ -930,5 +932,26 @@ mod tests {
             matches!(&err, TrainError::Data(m) if m.contains("game 2 is in both")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_directory_of_shard_directories_is_one_data_directory() {
+        let tmp = temp_dir();
+        let generation = tmp.path().join("gen-0000");
+        write_files(&generation.join("shard-0000"), &[games(0..3)]);
+        write_files(&generation.join("shard-0001"), &[games(3..5)]);
+        let config = TrainConfig::preset("demo").unwrap();
+        let (snapshot, _, skipped) = take_window(
+            VARIANT,
+            std::slice::from_ref(&generation),
+            &config,
+            &mut DataIndex::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(snapshot.files.len(), 2);
+        assert_eq!(snapshot.files.iter().map(|f| f.games).sum::<usize>(), 5);
+        assert!(snapshot.files.iter().all(|f| f.generation == 0));
     }
 }
