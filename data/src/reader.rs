@@ -26,24 +26,31 @@ use crate::{
 /// The finished files (`*.arrow`) of a dataset directory, sorted by name. Empty if `dir`
 /// does not exist.
 pub fn dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let finished = |path: &Path| {
+        path.file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.ends_with(FINISHED_SUFFIX))
+            && path.is_file()
+    };
+    sorted_entries(dir, finished)
+}
+
+/// The paths in `dir` that pass `keep`, sorted. Empty if `dir` does not exist.
+fn sorted_entries(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, DataError> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(DataError::io(dir, e)),
     };
-    let mut files = Vec::new();
+    let mut paths = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| DataError::io(dir, e))?;
-        let is_finished = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.ends_with(FINISHED_SUFFIX));
-        if is_finished && entry.path().is_file() {
-            files.push(entry.path());
+        let path = entry.map_err(|e| DataError::io(dir, e))?.path();
+        if keep(&path) {
+            paths.push(path);
         }
     }
-    files.sort();
-    Ok(files)
+    paths.sort();
+    Ok(paths)
 }
 
 /// The dataset files a reader of `dir` takes: [`dataset_files`], or where `dir` holds none
@@ -55,21 +62,8 @@ pub fn dataset_files_or_shards(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     if !files.is_empty() {
         return Ok(files);
     }
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(DataError::io(dir, e)),
-    };
-    let mut subdirs = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| DataError::io(dir, e))?.path();
-        if path.is_dir() {
-            subdirs.push(path);
-        }
-    }
-    subdirs.sort();
     let mut files = Vec::new();
-    for subdir in subdirs {
+    for subdir in sorted_entries(dir, Path::is_dir)? {
         files.extend(dataset_files(&subdir)?);
     }
     Ok(files)
