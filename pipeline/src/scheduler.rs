@@ -11,9 +11,9 @@ use crate::layout::{
     COST_PREFIX,
 };
 use crate::stages::{
-    arena_worker, best_after, generation_cost_prefixes, initial_model, merged_arena, promote,
-    report, selfplay_worker, shard_has_pairs, train_generation, ArenaShardOutcome, MatchSet,
-    Outcome, RunContext,
+    arena_worker, best_after, generation_cost_prefixes, initial_model, promote, report,
+    selfplay_worker, shard_has_pairs, train_generation, ArenaShardOutcome, MatchSet, Outcome,
+    RunContext,
 };
 use crate::worker::{done_key, ShardOutcome};
 use crate::Store;
@@ -281,18 +281,13 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
     if best_after(ctx.store, generation - 1)? == 0 && best_after(ctx.store, generation)? > 0 {
         // The games behind this generation were a first player's or the model-free
         // search's, far cheaper than the network's self-play the next one plays.
-        let (mut arena_games, mut arena_plies) = (0, 0);
-        for arena in &arenas {
-            let games = merged_arena(ctx, arena)?.game_results;
-            arena_games += games.len();
-            arena_plies += games.iter().map(|g| g.plies).sum::<usize>();
-        }
         let stored = hours(stored_costs(
             ctx.store,
             &selfplay_cost_prefix(generation - 1),
         )?);
-        let network = network_selfplay_hours(&ctx.config, arena_games, arena_plies, arena_hours);
-        next += network.unwrap_or(stored).max(stored) - stored;
+        let arena_games = arenas.len() * 2 * ctx.config.arena_pairs;
+        let network = network_selfplay_hours(&ctx.config, arena_games, arena_hours);
+        next += network.max(stored) - stored;
     }
     // Half a network-against-network arena each: on the `cpu` preset the three took 7.0 min
     // where a whole arena each, plus the best against generation 0 (which is stored
@@ -311,28 +306,18 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
     })
 }
 
-/// Wall hours of a generation's self-play with a network, at the speed the networks searched
-/// in arenas of `games` games and `plies` plies (each at the arena's simulations per move)
-/// that took `hours`, and as many plies per game as there. A self-play move searches the
-/// full simulations with the full-search probability and the cheap ones otherwise. None
-/// when the arenas measured no speed.
-fn network_selfplay_hours(
-    config: &crate::RunConfig,
-    games: usize,
-    plies: usize,
-    hours: f64,
-) -> Option<f64> {
-    if plies == 0 || hours <= 0.0 {
-        return None;
-    }
+/// Wall hours of a generation's self-play with a network, from arenas of `games` games
+/// between networks that took `hours`: an arena game's time per simulation per move, times
+/// the self-play's games and mean simulations per move (the full search with the
+/// full-search probability, the cheap one otherwise). Games are taken to be as long as the
+/// arena's.
+fn network_selfplay_hours(config: &crate::RunConfig, games: usize, hours: f64) -> f64 {
     let search = &config.search;
     let simulations_per_move = search.full_search_probability * f64::from(search.simulations)
         + (1.0 - search.full_search_probability) * f64::from(search.cheap_simulations);
-    let plies_per_game = plies as f64 / games.max(1) as f64;
-    let simulations_per_hour = plies as f64 * config.arena_simulations as f64 / hours;
-    Some(
-        config.selfplay_games as f64 * plies_per_game * simulations_per_move / simulations_per_hour,
-    )
+    let hours_per_game = hours / games.max(1) as f64;
+    hours_per_game * simulations_per_move / config.arena_simulations.max(1) as f64
+        * config.selfplay_games as f64
 }
 
 /// How the Slurm driver submits its jobs.
@@ -680,9 +665,9 @@ mod tests {
     use ninjazero_rules::Variant;
 
     /// A run after generation 1 whose jobs took `selfplay`, `train` and `arena` wall
-    /// seconds, with a budget of one hour; generation 1 promoted or not, its arena 2 games
-    /// of 50 plies at 64 simulations, self-play 100 games at 32 simulations a quarter of
-    /// the moves and 8 otherwise (14 a move on average).
+    /// seconds, with a budget of one hour; generation 1 promoted or not, its arena 4 pairs
+    /// at 64 simulations, self-play 100 games at 32 simulations a
+    /// quarter of the moves and 8 otherwise (14 a move on average).
     fn check_after(selfplay: f64, train: f64, arena: f64, promoted: bool) -> BudgetCheck {
         let tmp = ninjazero_testkit::temp_dir();
         let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
@@ -690,6 +675,7 @@ mod tests {
             hours: Some(1.0),
             selfplay_games: 100,
             arena_simulations: 64,
+            arena_pairs: 4,
             ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
         };
         config.search.simulations = 32;
@@ -710,37 +696,16 @@ mod tests {
                 .put_new(key, serde_json::to_vec(&cost).unwrap())
                 .unwrap();
         }
-        let game = |a_is_white| ninjazero_arena::ArenaGame {
-            opening: Vec::new(),
-            a_is_white,
-            result: "1/2-1/2".to_string(),
-            termination: "max plies".to_string(),
-            plies: 50,
-        };
-        let arena_result = ninjazero_arena::ArenaResult::from_games(
-            "chess",
-            "gen-0001",
-            "gen-0000",
-            vec![game(true), game(false)],
-            None,
-        );
         let promotion = crate::stages::Promotion {
             generation: 1,
             parent: 0,
             promoted,
             best: u32::from(promoted),
-            versus_best: arena_result.summary_line(),
+            versus_best: String::new(),
             elo_vs_zero: (0.0, 0.0, 0.0),
         };
-        for (key, json) in [
-            (
-                "arena/gen-0001-vs-gen-0000.json",
-                serde_json::to_vec(&arena_result),
-            ),
-            ("promotion/gen-0001.json", serde_json::to_vec(&promotion)),
-        ] {
-            store.put_new(key, json.unwrap()).unwrap();
-        }
+        let promotion = serde_json::to_vec(&promotion).unwrap();
+        store.put_new("promotion/gen-0001.json", promotion).unwrap();
         let ctx = RunContext::open(&store, tch::Device::Cpu, tmp.path()).unwrap();
         next_generation_fits(&ctx).unwrap()
     }
@@ -765,11 +730,11 @@ mod tests {
 
     #[test]
     fn the_first_networks_self_play_is_expected_at_the_networks_arena_speed() {
-        // The arena searched 100 plies x 64 simulations in 100 s: 64 a second. Self-play:
-        // 100 games x 50 plies x 14 simulations = 70,000, 1093.75 s, instead of the 60 s
-        // the games before the first network took.
+        // An arena game took 100 s / 8 at 64 simulations a move; self-play's 100 games at
+        // 14 a move: 12.5 s x 14 / 64 x 100 = 273.4375 s, instead of the 60 s the games
+        // before the first network took.
         let check = check_after(60.0, 390.0, 100.0, true);
-        let expected = (1093.75 + 390.0 + 100.0) / 3600.0;
+        let expected = (273.4375 + 390.0 + 100.0) / 3600.0;
         assert!((check.next_hours - expected).abs() < 1e-9, "{check}");
         // Not promoted: the next games are again the model-free search's, as cheap.
         let check = check_after(60.0, 390.0, 100.0, false);
