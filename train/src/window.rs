@@ -938,18 +938,16 @@ mod tests {
     fn a_directory_of_shard_directories_is_one_data_directory() {
         let tmp = temp_dir();
         let generation = tmp.path().join("gen-0000");
-        write_files(&generation.join("shard-0000"), &[games(0..3)]);
-        write_files(&generation.join("shard-0001"), &[games(3..5)]);
-        let config = TrainConfig::preset("demo").unwrap();
-        let (snapshot, _, skipped) = take_window(
-            VARIANT,
+        let (first, second) = (games(0..3), games(3..5));
+        let positions: usize = first.iter().chain(&second).map(|g| g.positions.len()).sum();
+        write_files(&generation.join("shard-0000"), &[first]);
+        write_files(&generation.join("shard-0001"), &[second]);
+        // `take` asserts that nothing was skipped and that every position is in the window.
+        let (snapshot, _) = take(
             std::slice::from_ref(&generation),
-            &config,
+            positions,
             &mut DataIndex::default(),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert!(skipped.is_empty());
+        );
         assert_eq!(snapshot.files.len(), 2);
         assert_eq!(snapshot.files.iter().map(|f| f.games).sum::<usize>(), 5);
         assert!(snapshot.files.iter().all(|f| f.generation == 0));
