@@ -8,14 +8,24 @@
 //! configuration and limits without a time limit (depth, nodes), the same game gives the
 //! same move.
 //!
+//! With a network ([`AlphaBeta::with_network`]) the same search evaluates with the
+//! network's value instead of material plus mobility: the first position of each
+//! quiescence search is scored by the network (converted to centipawns), and the captures
+//! below it change that score by the material they win, so the network judges quiet
+//! positions and the search keeps the full-width tactics near the root that MCTS at a few
+//! hundred simulations does not see. The children of a node one ply above the horizon are
+//! evaluated in one batch: the network's throughput grows with the batch.
+//!
 //! Mobility is measured cheaply: the search generates the legal moves of every node anyway,
 //! so a leaf's mobility term is (our legal moves at the leaf) minus (the opponent's legal
 //! moves at its parent, one ply earlier). The rules core has no null move, and this needs
 //! no extra move generation.
 
-use crate::engine::Limits;
+use crate::engine::{Limits, Score};
 use crate::material::MaterialTable;
+use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::{piece_values, ByRole, Color, Game, Move, MoveList, Position};
+use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,6 +41,9 @@ const MAX_PLY: usize = 128;
 const QUIESCENCE_PLIES: u32 = 8;
 /// Transposition table entries (a power of two; about 8 MB).
 const TT_SIZE: usize = 1 << 18;
+/// The children a node above the horizon first sends to the network at once (then twice
+/// as many, and so on): enough for most cut nodes, small enough not to waste the batch.
+const FIRST_HORIZON_BATCH: usize = 4;
 const HISTORY_SQUARES: usize = 120;
 
 /// The deepest iteration the engine runs (plies, before quiescence), also without a depth
@@ -44,6 +57,17 @@ pub struct AlphaBetaConfig {
     pub piece_values: ByRole<f32>,
     /// Pawns per legal move of mobility difference.
     pub mobility_weight: f32,
+}
+
+impl AlphaBetaConfig {
+    /// Every piece worth one Pawn and no mobility: what the rules alone give (the default
+    /// of an alpha-beta search that evaluates with a network).
+    pub fn counting() -> AlphaBetaConfig {
+        AlphaBetaConfig {
+            piece_values: ByRole::new(|_| 1.0),
+            mobility_weight: 0.0,
+        }
+    }
 }
 
 impl Default for AlphaBetaConfig {
@@ -99,9 +123,41 @@ const EMPTY_ENTRY: TtEntry = TtEntry {
     best: None,
 };
 
+/// The network that scores quiescence searches' first positions, with the scores of the
+/// current search (centipawns for the side to move, by position hash): iterations and
+/// transpositions meet the same positions again.
+struct NetworkLeaves {
+    evaluator: Box<dyn Evaluator + Send>,
+    scores: HashMap<u64, i32>,
+    outputs: Vec<Evaluation>,
+}
+
+impl NetworkLeaves {
+    /// Scores every position of `positions` (with their legal moves) not scored yet, in
+    /// one network call.
+    fn score(&mut self, positions: &[Position], moves: &[MoveList]) {
+        let requests: Vec<EvalRequest> = EvalRequest::first_occurrences(positions, moves)
+            .into_iter()
+            .filter(|r| !self.scores.contains_key(&r.position.hash()))
+            .collect();
+        if requests.is_empty() {
+            return;
+        }
+        self.outputs
+            .resize_with(requests.len(), Evaluation::default);
+        self.evaluator.evaluate(&requests, &mut self.outputs);
+        for (request, output) in requests.iter().zip(&self.outputs) {
+            let centipawns = Score::Value(output.value()).centipawns();
+            self.scores.insert(request.position.hash(), centipawns);
+        }
+    }
+}
+
 /// The engine: its settings and the tables it keeps between searches (reset each search).
 pub struct AlphaBeta {
     config: AlphaBetaConfig,
+    /// Evaluates with a network instead of material plus mobility.
+    network: Option<NetworkLeaves>,
     /// The piece values, in centipawns.
     material: MaterialTable,
     mobility_cp: f32,
@@ -149,6 +205,7 @@ impl AlphaBeta {
             mobility_cp: config.mobility_weight * 100.0,
             material: MaterialTable::new(&config.piece_values, 100.0),
             config,
+            network: None,
             tt: Vec::new(),
             generation: 0,
             killers: [[None; 2]; MAX_PLY],
@@ -164,8 +221,29 @@ impl AlphaBeta {
         }
     }
 
+    /// The engine evaluating with `evaluator`'s value (see the module's doc): the piece
+    /// values of `config` only order moves and score what captures win below a quiescence
+    /// search's first position, and mobility is not counted.
+    pub fn with_network(
+        config: AlphaBetaConfig,
+        evaluator: Box<dyn Evaluator + Send>,
+    ) -> AlphaBeta {
+        let mut engine = AlphaBeta::new(config);
+        engine.network = Some(NetworkLeaves {
+            evaluator,
+            scores: HashMap::new(),
+            outputs: Vec::new(),
+        });
+        engine
+    }
+
     pub fn config(&self) -> &AlphaBetaConfig {
         &self.config
+    }
+
+    /// Whether the engine evaluates with a network.
+    pub fn has_network(&self) -> bool {
+        self.network.is_some()
     }
 
     /// The static evaluation of a position for its side to move, in centipawns: material on
@@ -260,6 +338,9 @@ impl AlphaBeta {
                 .iter()
                 .fold(0u128, |bits, s| bits | 1 << s.index());
         }
+        if let Some(network) = &mut self.network {
+            network.scores.clear();
+        }
         self.nodes = 0;
         self.aborted = false;
         self.deadline = limits.time.map(|t| started + t);
@@ -276,6 +357,9 @@ impl Searching<'_> {
         previous_best: Move,
     ) -> (Move, i32) {
         let ordered = self.order_moves(root, moves, Some(previous_best), 0);
+        if depth == 1 {
+            self.score_children(root, &ordered);
+        }
         let (mut alpha, beta) = (-INFINITY, INFINITY);
         let mut best = ordered[0];
         for (i, &m) in ordered.iter().enumerate() {
@@ -348,7 +432,7 @@ impl Searching<'_> {
             return 0;
         }
         if depth == 0 || ply >= MAX_PLY - 1 {
-            return self.quiesce(position, &moves, alpha, beta, ply, parent_moves, 0);
+            return self.quiesce(position, &moves, alpha, beta, ply, parent_moves, 0, None);
         }
 
         let entry = self.probe(hash);
@@ -370,7 +454,13 @@ impl Searching<'_> {
         let mut best_score = -INFINITY;
         let mut best_move = None;
         self.path.push(hash);
+        let mut scored = 0;
         for (i, &m) in ordered.iter().enumerate() {
+            if depth == 1 && i == scored {
+                // A cut node often needs only its first children: batches that double.
+                scored = (2 * scored).max(FIRST_HORIZON_BATCH).min(ordered.len());
+                self.score_children(position, &ordered[i..scored]);
+            }
             let mut child = position.clone();
             child.play_unchecked(m);
             let score =
@@ -405,6 +495,52 @@ impl Searching<'_> {
         best_score
     }
 
+    /// With a network, scores the children of `position` (one ply above the horizon) by
+    /// `moves` in one batch, before the search visits them one by one.
+    fn score_children(&mut self, position: &Position, moves: &[Move]) {
+        let Some(network) = &mut self.engine.network else {
+            return;
+        };
+        let children: Vec<Position> = moves
+            .iter()
+            .map(|&m| {
+                let mut child = position.clone();
+                child.play_unchecked(m);
+                child
+            })
+            .filter(|child| !network.scores.contains_key(&child.hash()))
+            .collect();
+        let child_moves: Vec<MoveList> = children.iter().map(Position::legal_moves).collect();
+        let (positions, moves): (Vec<Position>, Vec<MoveList>) = children
+            .into_iter()
+            .zip(child_moves)
+            .filter(|(_, moves)| !moves.is_empty())
+            .unzip();
+        network.score(&positions, &moves);
+    }
+
+    /// The static evaluation for the side to move: material plus mobility, or with a
+    /// network, material plus `network_offset` (the network's score of the quiescence
+    /// search's first position less its material, for this side), computed here at that
+    /// first position (`None`).
+    fn static_evaluation(
+        &mut self,
+        position: &Position,
+        moves: &MoveList,
+        parent_moves: usize,
+        network_offset: Option<i32>,
+    ) -> (i32, Option<i32>) {
+        let balance = self.material.balance(position);
+        let Some(network) = &mut self.engine.network else {
+            return (self.evaluate(position, moves.len(), parent_moves), None);
+        };
+        let offset = network_offset.unwrap_or_else(|| {
+            network.score(std::slice::from_ref(position), std::slice::from_ref(moves));
+            network.scores[&position.hash()] - balance
+        });
+        (balance + offset, Some(offset))
+    }
+
     /// Captures only, standing pat on the static evaluation; `moves` are the legal moves of
     /// `position` (not empty).
     #[allow(clippy::too_many_arguments)]
@@ -417,8 +553,10 @@ impl Searching<'_> {
         ply: usize,
         parent_moves: usize,
         qdepth: u32,
+        network_offset: Option<i32>,
     ) -> i32 {
-        let stand_pat = self.evaluate(position, moves.len(), parent_moves);
+        let (stand_pat, network_offset) =
+            self.static_evaluation(position, moves, parent_moves, network_offset);
         if stand_pat >= beta || qdepth >= QUIESCENCE_PLIES || ply >= MAX_PLY - 1 {
             return stand_pat;
         }
@@ -440,7 +578,15 @@ impl Searching<'_> {
         for (_, m) in captures {
             let mut child = position.clone();
             child.play_unchecked(m);
-            let score = -self.quiesce_node(&child, -beta, -alpha, ply + 1, moves.len(), qdepth + 1);
+            let score = -self.quiesce_node(
+                &child,
+                -beta,
+                -alpha,
+                ply + 1,
+                moves.len(),
+                qdepth + 1,
+                network_offset.map(|o| -o),
+            );
             if self.aborted {
                 return 0;
             }
@@ -457,6 +603,7 @@ impl Searching<'_> {
         best
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn quiesce_node(
         &mut self,
         position: &Position,
@@ -465,6 +612,7 @@ impl Searching<'_> {
         ply: usize,
         parent_moves: usize,
         qdepth: u32,
+        network_offset: Option<i32>,
     ) -> i32 {
         if self.tick() {
             return 0;
@@ -473,7 +621,16 @@ impl Searching<'_> {
         if let Some(score) = self.end_score(position, &moves, ply) {
             return score;
         }
-        self.quiesce(position, &moves, alpha, beta, ply, parent_moves, qdepth)
+        self.quiesce(
+            position,
+            &moves,
+            alpha,
+            beta,
+            ply,
+            parent_moves,
+            qdepth,
+            network_offset,
+        )
     }
 
     /// Counts a node; true when the search must stop (node limit, out of time, stopped).
@@ -484,7 +641,8 @@ impl Searching<'_> {
             if self.node_limit.is_some_and(|n| self.nodes >= n) {
                 self.aborted = true;
             }
-            if self.nodes % 1024 == 0
+            // A network evaluation takes far longer than 1024 plain nodes.
+            if (self.nodes % 1024 == 0 || self.network.is_some())
                 && (self.stop.load(Ordering::Relaxed)
                     || self.deadline.is_some_and(|d| Instant::now() >= d))
             {

@@ -379,6 +379,8 @@ pub struct AlphaBetaEngine {
     engine: AlphaBeta,
     limits: Limits,
     last: Option<AlphaBetaInfo>,
+    /// The name of the network it evaluates with, if any.
+    network: Option<String>,
 }
 
 impl AlphaBetaEngine {
@@ -387,6 +389,23 @@ impl AlphaBetaEngine {
             engine: AlphaBeta::new(config),
             limits,
             last: None,
+            network: None,
+        }
+    }
+
+    /// The engine evaluating with a network ([`AlphaBeta::with_network`]), named
+    /// `alphabeta:NETWORK:...`.
+    pub fn with_network(
+        config: AlphaBetaConfig,
+        evaluator: Box<dyn Evaluator + Send>,
+        network: String,
+        limits: Limits,
+    ) -> AlphaBetaEngine {
+        AlphaBetaEngine {
+            engine: AlphaBeta::with_network(config, evaluator),
+            limits,
+            last: None,
+            network: Some(network),
         }
     }
 
@@ -427,11 +446,18 @@ impl From<&AlphaBetaInfo> for SearchInfo {
 }
 
 impl Engine for AlphaBetaEngine {
-    /// `alphabeta:depth=D`, `alphabeta:ms=T` or both, then `:values=custom` and
-    /// `:mobility=W` when they differ from the defaults.
+    /// `alphabeta[:NETWORK]:depth=D`, `…:ms=T` or both, then `:values=custom` and
+    /// `:mobility=W` when they differ from the defaults (every piece 1 with a network).
     fn name(&self) -> String {
         let config = self.engine.config();
         let mut name = String::from("alphabeta");
+        let defaults = match &self.network {
+            Some(network) => {
+                name += &format!(":{network}");
+                AlphaBetaConfig::counting()
+            }
+            None => AlphaBetaConfig::default(),
+        };
         let depth = self.limits.depth.unwrap_or(MAX_DEPTH);
         if depth < MAX_DEPTH || self.limits.time.is_none() {
             name += &format!(":depth={depth}");
@@ -439,10 +465,10 @@ impl Engine for AlphaBetaEngine {
         if let Some(time) = self.limits.time {
             name += &format!(":ms={}", time.as_millis());
         }
-        if config.piece_values != AlphaBetaConfig::default().piece_values {
+        if config.piece_values != defaults.piece_values {
             name += ":values=custom";
         }
-        if config.mobility_weight != AlphaBetaConfig::default().mobility_weight {
+        if config.mobility_weight != defaults.mobility_weight {
             name += &format!(":mobility={}", config.mobility_weight);
         }
         name

@@ -12,7 +12,7 @@ use crate::SearchConfig;
 use ninjazero_model::{Model, NetworkEvaluator, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ pub const DEFAULT_SIMULATIONS: u64 = 64;
 /// The spec forms, for error messages and help texts.
 pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
      mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
-     alphabeta:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
+     alphabeta[:PATH.safetensors]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
@@ -104,10 +104,14 @@ pub enum EngineSpec {
     /// `alphabeta:depth=D`, `alphabeta:ms=T` (iterative deepening until the time is spent)
     /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns; the others
     /// keep their defaults) and `:mobility=0.05` (Pawns per move).
+    /// `alphabeta:PATH.safetensors:...` evaluates with that checkpoint's network
+    /// ([`crate::AlphaBeta::with_network`]); its pieces are then each worth 1 unless
+    /// `values=` says otherwise, and it takes no `mobility=`.
     AlphaBeta {
         depth: Option<u32>,
         ms: Option<u64>,
         config: AlphaBetaConfig,
+        network: Option<PathBuf>,
     },
     /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
     /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
@@ -162,6 +166,7 @@ impl EngineSpec {
             depth: Some(depth),
             ms: None,
             config: AlphaBetaConfig::default(),
+            network: None,
         }
     }
 
@@ -186,22 +191,7 @@ impl EngineSpec {
                 .with_config(budget.search_config()),
             ),
             EngineSpec::Mcts { checkpoint, budget } => {
-                if !checkpoint.is_file() {
-                    return Err(SpecError::MissingCheckpoint {
-                        spec: self.to_string(),
-                        path: checkpoint.clone(),
-                    });
-                }
-                let model = Model::load(checkpoint, Some(variant), device).map_err(|e| {
-                    SpecError::Checkpoint {
-                        spec: self.to_string(),
-                        message: e.to_string(),
-                    }
-                })?;
-                let stem = checkpoint.file_stem().map_or_else(
-                    || checkpoint.display().to_string(),
-                    |s| s.to_string_lossy().into(),
-                );
+                let (model, stem) = self.load_network(checkpoint, variant, device)?;
                 Box::new(
                     MctsEngine::new(
                         Box::new(NetworkEvaluator::new(model)),
@@ -213,16 +203,59 @@ impl EngineSpec {
                     .with_config(budget.search_config()),
                 )
             }
-            EngineSpec::AlphaBeta { depth, ms, config } => {
+            EngineSpec::AlphaBeta {
+                depth,
+                ms,
+                config,
+                network,
+            } => {
                 let limits = Limits {
                     depth: *depth,
                     time: ms.map(Duration::from_millis),
                     ..Limits::default()
                 };
-                Box::new(AlphaBetaEngine::new(config.clone(), limits))
+                match network {
+                    None => Box::new(AlphaBetaEngine::new(config.clone(), limits)),
+                    Some(checkpoint) => {
+                        let (model, stem) = self.load_network(checkpoint, variant, device)?;
+                        let evaluator = Box::new(NetworkEvaluator::new(model));
+                        Box::new(AlphaBetaEngine::with_network(
+                            config.clone(),
+                            evaluator,
+                            stem,
+                            limits,
+                        ))
+                    }
+                }
             }
             EngineSpec::Uci { .. } => Box::new(self.build_uci(variant)?),
         })
+    }
+
+    /// Loads a spec's checkpoint for `variant` on `device`, with the file's stem as the
+    /// network's name.
+    fn load_network(
+        &self,
+        checkpoint: &Path,
+        variant: Variant,
+        device: tch::Device,
+    ) -> Result<(Model, String), SpecError> {
+        if !checkpoint.is_file() {
+            return Err(SpecError::MissingCheckpoint {
+                spec: self.to_string(),
+                path: checkpoint.to_path_buf(),
+            });
+        }
+        let model =
+            Model::load(checkpoint, Some(variant), device).map_err(|e| SpecError::Checkpoint {
+                spec: self.to_string(),
+                message: e.to_string(),
+            })?;
+        let stem = checkpoint.file_stem().map_or_else(
+            || checkpoint.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        );
+        Ok((model, stem))
     }
 
     /// Starts a `uci:` spec's engine (a missing program is reported here, not mid-game).
@@ -291,32 +324,38 @@ impl FromStr for EngineSpec {
                 Ok(EngineSpec::Uniform(mcts_budget(spec, &options)?))
             }
             "mcts" => {
-                // The path may itself hold ':'; options are the trailing `key=value` segments.
-                let split = segments
-                    .iter()
-                    .rposition(|s| {
-                        !MCTS_OPTIONS
-                            .iter()
-                            .any(|key| s.strip_prefix(key).is_some_and(|v| v.starts_with('=')))
-                    })
-                    .map_or(0, |i| i + 1);
-                let path = segments[..split].join(":");
+                let (path, options) = split_path(&segments, MCTS_OPTIONS);
                 if path.is_empty() {
                     return Err(invalid(
                         spec,
                         "mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)".into(),
                     ));
                 }
-                let options = parse_options(spec, &segments[split..], MCTS_OPTIONS)?;
+                let options = parse_options(spec, options, MCTS_OPTIONS)?;
                 Ok(EngineSpec::Mcts {
                     checkpoint: PathBuf::from(path),
                     budget: mcts_budget(spec, &options)?,
                 })
             }
             "alphabeta" => {
-                let options =
-                    parse_options(spec, &segments, &["depth", "ms", "values", "mobility"])?;
-                let mut config = AlphaBetaConfig::default();
+                let (path, options) = split_path(&segments, ALPHABETA_OPTIONS);
+                let (network, allowed, mut config) = if path.is_empty() {
+                    (None, ALPHABETA_OPTIONS, AlphaBetaConfig::default())
+                } else if !path.ends_with(".safetensors") {
+                    // Not a checkpoint: most likely a mistyped option.
+                    return Err(invalid(
+                        spec,
+                        format!("cannot read option '{path}': expected key=value or a checkpoint PATH.safetensors ({SPEC_HELP})"),
+                    ));
+                } else {
+                    let allowed = &ALPHABETA_OPTIONS[..3];
+                    (
+                        Some(PathBuf::from(path)),
+                        allowed,
+                        AlphaBetaConfig::counting(),
+                    )
+                };
+                let options = parse_options(spec, options, allowed)?;
                 let (mut depth, mut ms) = (None, None);
                 for (key, value) in options {
                     match key {
@@ -324,7 +363,9 @@ impl FromStr for EngineSpec {
                             depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?)
                         }
                         "ms" => ms = Some(parse_milliseconds(spec, value)?),
-                        "values" => config.piece_values = parse_values(spec, value)?,
+                        "values" => {
+                            config.piece_values = parse_values(spec, value, &config.piece_values)?
+                        }
                         _ => {
                             let w: f32 =
                                 parse_number(spec, key, value, "a number (Pawns per move)")?;
@@ -341,7 +382,12 @@ impl FromStr for EngineSpec {
                         "alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3".into(),
                     ));
                 }
-                Ok(EngineSpec::AlphaBeta { depth, ms, config })
+                Ok(EngineSpec::AlphaBeta {
+                    depth,
+                    ms,
+                    config,
+                    network,
+                })
             }
             "uci" => parse_uci(spec, &segments),
             _ => Err(invalid(
@@ -363,15 +409,26 @@ impl fmt::Display for EngineSpec {
             EngineSpec::Mcts { checkpoint, budget } => {
                 write!(f, "mcts:{}{budget}", checkpoint.display())
             }
-            EngineSpec::AlphaBeta { depth, ms, config } => {
+            EngineSpec::AlphaBeta {
+                depth,
+                ms,
+                config,
+                network,
+            } => {
                 write!(f, "alphabeta")?;
+                let defaults = match network {
+                    Some(path) => {
+                        write!(f, ":{}", path.display())?;
+                        AlphaBetaConfig::counting()
+                    }
+                    None => AlphaBetaConfig::default(),
+                };
                 if let Some(depth) = depth {
                     write!(f, ":depth={depth}")?;
                 }
                 if let Some(ms) = ms {
                     write!(f, ":ms={ms}")?;
                 }
-                let defaults = AlphaBetaConfig::default();
                 let values: Vec<String> = Role::ALL
                     .iter()
                     .filter(|&&role| config.piece_values[role] != defaults.piece_values[role])
@@ -564,6 +621,23 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 /// The options of an MCTS spec.
 const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
 
+/// The options of an alpha-beta spec (with a network, the first three).
+const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility"];
+
+/// Splits a checkpoint path, which may itself hold ':', from the trailing `key=value`
+/// segments whose keys are `options`.
+fn split_path<'a, 's>(segments: &'a [&'s str], options: &[&str]) -> (String, &'a [&'s str]) {
+    let split = segments
+        .iter()
+        .rposition(|s| {
+            !options
+                .iter()
+                .any(|key| s.strip_prefix(key).is_some_and(|v| v.starts_with('=')))
+        })
+        .map_or(0, |i| i + 1);
+    (segments[..split].join(":"), &segments[split..])
+}
+
 /// The most leaves an MCTS spec may evaluate per network call.
 pub const MAX_MCTS_BATCH: usize = 1024;
 
@@ -613,9 +687,9 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
     Ok(budget)
 }
 
-/// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep their defaults.
-fn parse_values(spec: &str, text: &str) -> Result<ByRole<f32>, SpecError> {
-    let mut values = AlphaBetaConfig::default().piece_values;
+/// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep `defaults`.
+fn parse_values(spec: &str, text: &str, defaults: &ByRole<f32>) -> Result<ByRole<f32>, SpecError> {
+    let mut values = defaults.clone();
     for item in text.split(',').filter(|s| !s.is_empty()) {
         let bad = |why: String| invalid(spec, format!("piece value '{item}': {why}"));
         let Some((letter, value)) = item.split_once('=') else {
@@ -669,6 +743,8 @@ mod tests {
             "alphabeta:depth=2:values=B=3.25,N=3.5",
             "alphabeta:depth=2:mobility=0.125",
             "alphabeta:depth=1:values=Q=9.75,P=0.9:mobility=0",
+            "alphabeta:gen-0001.safetensors:ms=100",
+            "alphabeta:runs/a:b/gen-0001.safetensors:depth=2:values=R=5,N=3",
             "uci:fairy-stockfish:depth=5",
             "uci:/usr/games/fairy-stockfish:ms=100:Skill Level=3",
             "uci:sf:depth=2:nodes=1000:ms=50:timeout=3:Hash=32:Skill Level=-5",
@@ -694,6 +770,10 @@ mod tests {
                 "alphabeta:depth=2:values=B=3.25,N=3.5",
             ),
             (
+                "alphabeta:n.safetensors:depth=2:values=P=1,N=1,Q=9",
+                "alphabeta:n.safetensors:depth=2:values=Q=9",
+            ),
+            (
                 "uci:sf:Skill Level=0:Timeout=4:DEPTH=1",
                 "uci:sf:depth=1:timeout=4:Skill Level=0",
             ),
@@ -712,6 +792,16 @@ mod tests {
             panic!("not alpha-beta");
         };
         assert_eq!(config.piece_values[Role::Knight], 3.5);
+        let EngineSpec::AlphaBeta {
+            config, network, ..
+        } = parse("alphabeta:n.safetensors:ms=100:values=N=3.5")
+        else {
+            panic!("not alpha-beta");
+        };
+        assert_eq!(network, Some(PathBuf::from("n.safetensors")));
+        // With a network, the pieces not named are worth 1: no human values.
+        assert_eq!(config.piece_values[Role::Knight], 3.5);
+        assert_eq!(config.piece_values[Role::Queen], 1.0);
     }
 
     #[test]
@@ -727,6 +817,8 @@ mod tests {
             ("alphabeta:ms=0", "player 'alphabeta:ms=0': ms must be positive"),
             ("alphabeta:depth=2:depth=3", "player 'alphabeta:depth=2:depth=3': option 'depth' given twice"),
             ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be finite"),
+            ("alphabeta:n.safetensors:ms=100:mobility=0.1", "player 'alphabeta:n.safetensors:ms=100:mobility=0.1': unknown option 'mobility' (this player takes: depth, ms, values)"),
+            ("alphabeta:n.safetensors", "player 'alphabeta:n.safetensors': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),

@@ -2,7 +2,7 @@
 //! simulations, never in wall-clock time), reports, the stop flag, and the MCTS core's
 //! resumable loop.
 
-use ninjazero_model::{Evaluation, Evaluator, UniformEvaluator};
+use ninjazero_model::{EvalRequest, EvalTimings, Evaluation, Evaluator, UniformEvaluator};
 use ninjazero_rules::{Game, Position, Variant};
 use ninjazero_search::tree::NodeState;
 use ninjazero_search::{
@@ -13,6 +13,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -496,4 +497,75 @@ fn capture_resolved_leaves_see_a_hanging_piece() {
         first_leaf_value(defended, 1.5),
         first_leaf_value(defended, 0.0)
     );
+}
+
+/// The model-free evaluator, recording the size of every batch it is given.
+struct RecordingEvaluator {
+    inner: UniformEvaluator,
+    batches: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Evaluator for RecordingEvaluator {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
+        self.batches.lock().unwrap().push(batch.len());
+        self.inner.evaluate(batch, out);
+    }
+
+    fn timings(&self) -> EvalTimings {
+        self.inner.timings()
+    }
+}
+
+/// Alpha-beta evaluating with a "network" (the model-free evaluator, recording its
+/// batches) to `depth` plies.
+fn alphabeta_with_network(depth: u32) -> (AlphaBetaEngine, Arc<Mutex<Vec<usize>>>) {
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    let evaluator = RecordingEvaluator {
+        inner: UniformEvaluator::default(),
+        batches: Arc::clone(&batches),
+    };
+    let engine = AlphaBetaEngine::with_network(
+        AlphaBetaConfig::counting(),
+        Box::new(evaluator),
+        "uniform".to_string(),
+        Limits::depth(depth),
+    );
+    (engine, batches)
+}
+
+/// With a network, the horizon's positions go to the network in batches: all the root's
+/// children at depth 1, then a node's children in the search order in batches that
+/// double (4, 4, 8, ...), each position once per search.
+#[test]
+fn alphabeta_with_a_network_evaluates_the_horizon_in_batches() {
+    let game = Game::new(Variant::Chess);
+    let (mut engine, batches) = alphabeta_with_network(2);
+    assert_eq!(engine.name(), "alphabeta:uniform:depth=2");
+    let limits = engine.limits();
+    let (info, reports) = search(&mut engine, &game, limits);
+    assert_eq!(reports.len(), 2, "one report per iteration");
+    assert!(game.position().legal_moves().contains(&info.best));
+    let batches = batches.lock().unwrap().clone();
+    // Depth 1 scores the root's 20 children in one batch; depth 2 their children.
+    assert_eq!(batches[0], 20, "{batches:?}");
+    assert_eq!(batches[1], 4, "{batches:?}");
+    assert!(batches[1..].iter().all(|&n| n <= 16), "{batches:?}");
+    let evaluated: usize = batches.iter().sum();
+    assert!(evaluated <= 20 + 20 * 20, "each position once: {evaluated}");
+}
+
+/// The network's alpha-beta still sees tactics: it takes a hanging queen and mates in one.
+#[test]
+fn alphabeta_with_a_network_sees_captures_and_mates() {
+    for (fen, best) in [
+        ("4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1", "d1d5"),
+        ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),
+    ] {
+        let game = Game::from_position(Position::from_fen(Variant::Chess, fen).unwrap());
+        for depth in [1, 3] {
+            let (mut engine, _) = alphabeta_with_network(depth);
+            let (info, _) = search(&mut engine, &game, Limits::depth(depth));
+            assert_eq!(info.best.to_string(), best, "{fen} at depth {depth}");
+        }
+    }
 }
