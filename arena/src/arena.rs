@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// How an arena is played.
@@ -385,6 +385,9 @@ pub struct PlayedGame {
     /// `checkmate`, …, `adjudication (material)`, `max plies`, `illegal move …` or
     /// `PLAYER failed: …`.
     pub termination: String,
+    /// The players' search values of their moves (expected score in [-1, 1], the mover's
+    /// view), in the order played after the opening.
+    pub values: Vec<f32>,
 }
 
 /// Plays one game from `start` after the `opening` moves. At `max_plies` the game is
@@ -403,6 +406,7 @@ pub fn play_game(
     for &m in opening {
         game.play_unchecked(m);
     }
+    let mut values = Vec::new();
     let (winner, termination) = loop {
         if let Some(outcome) = game.outcome() {
             break (outcome.winner, outcome.termination.to_string());
@@ -419,8 +423,12 @@ pub fn play_game(
             Color::White => &mut *white,
             Color::Black => &mut *black,
         };
-        let m = match player.choose(&game) {
-            Ok(m) => m,
+        let limits = player.limits();
+        let m = match player.search(&game, &limits, &AtomicBool::new(false), &mut |_| {}) {
+            Ok(info) => {
+                values.push(info.value());
+                info.best
+            }
             Err(e) => break (Some(!mover), format!("{} failed: {e}", player.name())),
         };
         if game.play(m).is_err() {
@@ -434,6 +442,7 @@ pub fn play_game(
         game,
         winner,
         termination,
+        values,
     }
 }
 

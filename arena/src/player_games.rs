@@ -1,15 +1,16 @@
 //! Self-play datasets from any player (alpha-beta, random, a one-leaf-at-a-time MCTS):
 //! games on worker threads after a few random opening plies, stored like the scheduler's
-//! games with the player's move as the policy target of each position it chose (so they
-//! teach a policy head to imitate the player, a value head its results, and feed the
-//! outcome regression of `values`). Games at the ply cap are draws.
+//! games with the player's move as the policy target of each position it chose and the
+//! player's search value as its root value (so they teach a policy head to imitate the
+//! player, a value head its results and its judgement, and feed the outcome regression of
+//! `values`). Games at the ply cap are draws.
 
-use crate::arena::{play_series_game, run_on_workers};
+use crate::arena::{play_series_game, run_on_workers, PlayedGame};
 use ninjazero_data::{
     DatasetWriter, FileMeta, FlushPolicy, GameRecord, GameSettings, PolicyEntry, PositionRecord,
 };
 use ninjazero_model::{move_index, BoardShape};
-use ninjazero_rules::{Color, Game, Position};
+use ninjazero_rules::{Color, Position};
 use ninjazero_search::EngineFactory;
 
 /// What to play.
@@ -29,20 +30,19 @@ pub struct PlayerGamesOptions {
 /// The positions of a finished game, each with the move played from it. After the
 /// `opening_plies` random plies, the player's move is also the position's policy target
 /// (all its probability on that move), so the games can teach a policy head to play like
-/// the player.
-fn record(
-    id: u64,
-    game: &Game,
-    opening_plies: usize,
-    winner: Option<Color>,
-    termination: String,
-    player: &str,
-) -> GameRecord {
+/// the player, and the player's search value its root value.
+fn record(id: u64, played: PlayedGame, opening_plies: usize, player: &str) -> GameRecord {
+    let game = &played.game;
     let shape = BoardShape::of(game.start().variant());
     let mut position = game.start().clone();
     let mut positions = Vec::with_capacity(game.moves().len());
     for (ply, &m) in game.moves().iter().enumerate() {
         let chosen = ply >= opening_plies;
+        let root_value = if chosen {
+            played.values[ply - opening_plies]
+        } else {
+            0.0
+        };
         let policy = if chosen {
             vec![PolicyEntry {
                 index: move_index(&shape, &position, m) as u32,
@@ -58,7 +58,7 @@ fn record(
             fen: position.to_fen(),
             side_to_move: position.turn(),
             policy,
-            root_value: 0.0,
+            root_value,
             full_search: chosen,
             material: position.material(),
             hand: [position.hand(Color::White), position.hand(Color::Black)],
@@ -71,8 +71,8 @@ fn record(
         variant: game.start().variant(),
         start_fen: game.start().to_fen(),
         positions,
-        winner,
-        termination,
+        winner: played.winner,
+        termination: played.termination,
         model_id: player.to_string(),
         resignation_disabled: true,
         would_resign: None,
@@ -98,6 +98,7 @@ pub fn play_player_dataset(
             player: options.player.clone(),
             opening_plies: options.opening_plies,
             max_plies: options.max_plies,
+            search_values: true,
         },
         seed: options.seed,
         model_id: options.player.clone(),
@@ -125,14 +126,7 @@ pub fn play_player_dataset(
                 options.seed,
                 id as usize,
             );
-            record(
-                id,
-                &played.game,
-                options.opening_plies,
-                played.winner,
-                played.termination,
-                &options.player,
-            )
+            record(id, played, options.opening_plies, &options.player)
         },
         &mut |_, game| {
             let game_positions = game.positions.len() as u64;

@@ -33,6 +33,11 @@ pub enum GameSettings {
         player: String,
         opening_plies: usize,
         max_plies: u32,
+        /// Whether each chosen position's root value is the player's own search value
+        /// (its score as an expected score, side to move's view). Files written before
+        /// the player's scores were kept store 0 there and read as `false`.
+        #[serde(default)]
+        search_values: bool,
     },
     /// Random legal moves (synthetic data for tests and benchmarks).
     Synthetic,
@@ -113,6 +118,7 @@ impl GameSettings {
                     player,
                     opening_plies,
                     max_plies,
+                    search_values: false,
                 }),
                 Ok(Unversioned::Synthetic { .. }) => Ok(GameSettings::Synthetic),
                 Err(_) => Err("unversioned settings of an unknown shape".to_string()),
@@ -342,6 +348,7 @@ mod tests {
                 player: "alphabeta:depth=2".to_string(),
                 opening_plies: 4,
                 max_plies: 200,
+                search_values: true,
             },
             GameSettings::Synthetic,
         ]
@@ -417,6 +424,7 @@ mod tests {
                 player: "random".to_string(),
                 opening_plies: 4,
                 max_plies: 300,
+                search_values: false,
             })
         );
         let synthetic = r#"{"synthetic":"random legal moves"}"#;

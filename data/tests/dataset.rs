@@ -20,6 +20,7 @@ fn meta(variant: Variant) -> FileMeta {
             player: "alphabeta:depth=2".to_string(),
             opening_plies: 4,
             max_plies: 300,
+            search_values: true,
         },
         seed: 12345,
         model_id: "uniform".to_string(),
@@ -738,7 +739,7 @@ assert meta["ninjazero.schema_version"] == str(expected["schema_version"]), meta
 assert meta["ninjazero.variant"] == "insane-ninja-drops", meta
 assert meta["ninjazero.rules_version"] == "1", meta
 assert meta["ninjazero.encoding_version"] == "1", meta
-assert json.loads(meta["ninjazero.search_settings"]) == {"version": 1, "kind": "player", "player": "alphabeta:depth=2", "opening_plies": 4, "max_plies": 300}, meta
+assert json.loads(meta["ninjazero.search_settings"]) == {"version": 1, "kind": "player", "player": "alphabeta:depth=2", "opening_plies": 4, "max_plies": 300, "search_values": True}, meta
 assert meta["ninjazero.seed"] == "12345", meta
 assert meta["ninjazero.model_id"] == "uniform", meta
 assert meta["ninjazero.games"] == "2", meta

@@ -8,12 +8,13 @@ use ninjazero_data::{
 use ninjazero_model::{
     decode_move, BoardShape, EvalRequest, Evaluation, Evaluator, UniformEvaluator,
 };
-use ninjazero_rules::{Color, Position, Variant};
+use ninjazero_rules::{Color, Game, Position, Variant};
 use ninjazero_search::{Engine, EngineSpec, Limits, MctsEngine, RootSearch, SearchConfig};
 use ninjazero_selfplay::{play_dataset, run_selfplay, RunStats, SelfPlayGame, SelfPlayOptions};
 use ninjazero_testkit::{sorted_game_ids, temp_dir};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn quiet_config() -> SearchConfig {
@@ -479,10 +480,12 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
     };
     let games = sorted(&two);
     assert_eq!(games, sorted(&one));
+    let mut player = make().unwrap();
     for game in &games {
         assert_eq!(game.model_id, "alphabeta:depth=1");
         // Each position is the one before its move; the last move leads to the end.
         let mut position = Position::from_fen(Variant::Chess, &game.start_fen).unwrap();
+        let mut replay = Game::from_position(position.clone());
         let shape = BoardShape::of(Variant::Chess);
         for record in &game.positions {
             assert_eq!(record.fen, position.to_fen());
@@ -490,7 +493,14 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
             // The random opening plies teach nothing; every later move is the target.
             if usize::from(record.ply) < options.opening_plies {
                 assert!(record.policy.is_empty() && !record.full_search);
+                assert_eq!(record.root_value, 0.0);
             } else {
+                // The player's own search value of the position is its root value.
+                let limits = player.limits();
+                let info = player
+                    .search(&replay, &limits, &AtomicBool::new(false), &mut |_| {})
+                    .unwrap();
+                assert_eq!(record.root_value, info.value(), "ply {}", record.ply);
                 assert!(record.full_search, "ply {}", record.ply);
                 let [entry] = record.policy.as_slice() else {
                     panic!("ply {}: policy {:?}", record.ply, record.policy);
@@ -503,6 +513,7 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
                 );
             }
             position = position.play(m).unwrap();
+            replay.play(m).unwrap();
         }
         let ended = position.outcome().map(|o| o.winner);
         match ended {

@@ -226,13 +226,21 @@ fn search_value(root_value: f32) -> Result<f32, String> {
     Ok(root_value.clamp(-1.0, 1.0))
 }
 
-/// Whether the root values of the games in `path` are search values. Only MCTS self-play
+/// Whether the root values of the games in `path` are search values: MCTS self-play
 /// stores the root's mean value (after the move's search, full or cheap, from the side to
-/// move's view); a player's games (`selfplay --player`, the pipeline's first player) and
-/// synthetic games store 0, which says nothing about the position.
+/// move's view), a player's games (`selfplay --player`, the pipeline's first player) its
+/// search value, where it kept them; older player games and synthetic games store 0, which
+/// says nothing about the position.
 fn has_search_values(path: &Path) -> Result<bool, String> {
     let meta = read_file_meta(path).map_err(|e| e.to_string())?;
-    Ok(matches!(meta.search_settings, GameSettings::Mcts { .. }))
+    Ok(matches!(
+        meta.search_settings,
+        GameSettings::Mcts { .. }
+            | GameSettings::Player {
+                search_values: true,
+                ..
+            }
+    ))
 }
 
 /// The games of a file, and whether their root values are search values.
@@ -836,9 +844,16 @@ mod tests {
     }
 
     #[test]
-    fn the_value_target_mixes_in_search_values_of_mcts_games_only() {
+    fn the_value_target_mixes_in_search_values_where_the_games_hold_them() {
         let tmp = temp_dir();
         let (mcts, player) = (tmp.path().join("mcts"), tmp.path().join("player"));
+        let scored_player = tmp.path().join("scored-player");
+        let player_settings = |search_values| ninjazero_data::GameSettings::Player {
+            player: "alphabeta:depth=1".to_string(),
+            opening_plies: 0,
+            max_plies: 300,
+            search_values,
+        };
         let settings = [
             (
                 &mcts,
@@ -846,14 +861,8 @@ mod tests {
                     search: ninjazero_data::SearchConfig::default(),
                 },
             ),
-            (
-                &player,
-                ninjazero_data::GameSettings::Player {
-                    player: "alphabeta:depth=1".to_string(),
-                    opening_plies: 0,
-                    max_plies: 300,
-                },
-            ),
+            (&player, player_settings(false)),
+            (&scored_player, player_settings(true)),
         ];
         for (dir, search_settings) in settings {
             let meta = FileMeta {
@@ -879,9 +888,13 @@ mod tests {
             // A loss the search thought won, q = 0.8: (0, 0, 1) / 2 + (0.8, 0.2, 0) / 2.
             [0.4, 0.1, 0.5],
         ];
+        assert_close(&batch_value_targets(samples, 0.5), expected.clone());
+        // A player that kept its search values: the same.
+        let (_, samples) = take(&[scored_player], 4, &mut DataIndex::default());
+        assert_eq!(samples.search_value, ROOT_VALUES.map(Some));
         assert_close(&batch_value_targets(samples, 0.5), expected);
 
-        // A player's root values are no search values: the result alone.
+        // An older player's root values are no search values: the result alone.
         let (_, samples) = take(std::slice::from_ref(&player), 4, &mut DataIndex::default());
         assert_eq!(samples.search_value, [None; 4]);
         let results = vec![
