@@ -689,7 +689,7 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
 
 /// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep `defaults`.
 fn parse_values(spec: &str, text: &str, defaults: &ByRole<f32>) -> Result<ByRole<f32>, SpecError> {
-    let mut values = defaults.clone();
+    let mut values = *defaults;
     for item in text.split(',').filter(|s| !s.is_empty()) {
         let bad = |why: String| invalid(spec, format!("piece value '{item}': {why}"));
         let Some((letter, value)) = item.split_once('=') else {

@@ -70,10 +70,15 @@ pub struct TrainArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// The search value's weight λ in the value target, (1 − λ) · result + λ · root search
-    /// value, on rows of MCTS games (a player's games keep the result); default: the
-    /// preset's (0.5 for demo, 0 for the others). [range: 0 to 1]
+    /// value, on rows of MCTS games (and of a player's games with --player-values true);
+    /// default: the preset's (0.5 for demo and cpu, 0 for gpu). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
+    /// true: a player's games that kept its search values (`selfplay --player`, a
+    /// pipeline's first player) mix them into the value target as MCTS games do; false:
+    /// they teach their results alone. Default: the preset's.
+    #[arg(long)]
+    player_values: Option<bool>,
     /// Train on the newest N positions of the data (all of them when there are fewer).
     /// Default: the preset's window, which grows with the data as in KataGo (a fresh
     /// dataset of 400k positions gives the cpu preset 63k); a first network learning from
@@ -127,6 +132,9 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     }
     if let Some(mix) = args.value_target_mix {
         config.value_target_mix = mix;
+    }
+    if let Some(player_values) = args.player_values {
+        config.player_values = player_values;
     }
     if let Some(window) = args.window {
         config.fix_window(window);

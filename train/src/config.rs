@@ -73,7 +73,8 @@ pub struct TrainConfig {
     /// Shuffling seed: the batches are a function of the seed, the window and the step.
     pub seed: u64,
     /// λ in [0, 1]: the value target is `(1 − λ) · result + λ · search value` on rows whose
-    /// root value is a search value (MCTS games; a player's games keep the result). The
+    /// root value is a search value (MCTS games; a player's games with
+    /// [`TrainConfig::player_values`], else they keep the result). The
     /// result of a short self-play game is one noisy outcome, often adjudicated; the root's
     /// search value is a lower-variance estimate of the same position, so mixing it in
     /// steadies the value head. 0 (the default, and what files written before the setting
@@ -88,6 +89,13 @@ pub struct TrainConfig {
     /// it is left out of the stored settings.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub material_plies: u32,
+    /// Whether a player's games that kept its search values (`selfplay --player`, the
+    /// pipeline's first player) mix them into the value target as MCTS games do: the
+    /// player's judgement of every position beside one result per game. Off (the default,
+    /// and what files written before the setting existed mean) leaves it out of the stored
+    /// settings.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub player_values: bool,
 }
 
 /// Whether a setting is 0 (serde's `skip_serializing_if`).
@@ -130,6 +138,7 @@ impl TrainConfig {
                 seed: 0,
                 value_target_mix: 0.5,
                 material_plies: 0,
+                player_values: false,
             }),
             "cpu" => Some(TrainConfig {
                 steps: 2_000,
@@ -147,6 +156,7 @@ impl TrainConfig {
                 seed: 0,
                 value_target_mix: 0.5,
                 material_plies: 0,
+                player_values: false,
             }),
             "gpu" => Some(TrainConfig {
                 steps: 20_000,
@@ -164,6 +174,7 @@ impl TrainConfig {
                 seed: 0,
                 value_target_mix: 0.0,
                 material_plies: 0,
+                player_values: false,
             }),
             // Seconds: checks the machinery (tests, a cluster's set-up), learns nothing.
             "smoke" => Some(TrainConfig {
@@ -282,6 +293,18 @@ mod tests {
         assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
         config.value_target_mix = 1.5;
         assert!(config.validate().is_err());
+    }
+
+    #[test]
+    fn player_values_are_stored_only_when_used() {
+        let mut config = TrainConfig::preset("demo").unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get("player_values").is_none(), "off is not stored");
+        let read: TrainConfig = serde_json::from_value(json).unwrap();
+        assert!(!read.player_values);
+        config.player_values = true;
+        let json = serde_json::to_string(&config).unwrap();
+        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
     }
 
     #[test]

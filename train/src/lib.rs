@@ -499,7 +499,7 @@ pub fn train(
         Some(state) => {
             let checkpoint = state.checkpoint_dir(work_dir).join("model.safetensors");
             let model = Model::load(&checkpoint, Some(variant), device)?;
-            let samples = window::load_window(variant, &state.window)?;
+            let samples = window::load_window(variant, &state.window, config.player_values)?;
             truncate_metrics(&metrics_path, state.step)?;
             (state, model, samples)
         }

@@ -226,21 +226,18 @@ fn search_value(root_value: f32) -> Result<f32, String> {
     Ok(root_value.clamp(-1.0, 1.0))
 }
 
-/// Whether the root values of the games in `path` are search values: MCTS self-play
-/// stores the root's mean value (after the move's search, full or cheap, from the side to
-/// move's view), a player's games (`selfplay --player`, the pipeline's first player) its
-/// search value, where it kept them; older player games and synthetic games store 0, which
-/// says nothing about the position.
-fn has_search_values(path: &Path) -> Result<bool, String> {
+/// Whether the root values of the games in `path` are search values to train on: MCTS
+/// self-play stores the root's mean value (after the move's search, full or cheap, from
+/// the side to move's view), a player's games (`selfplay --player`, the pipeline's first
+/// player) its search value where it kept them, used with `player_values`; older player
+/// games and synthetic games store 0, which says nothing about the position.
+fn has_search_values(path: &Path, player_values: bool) -> Result<bool, String> {
     let meta = read_file_meta(path).map_err(|e| e.to_string())?;
-    Ok(matches!(
-        meta.search_settings,
-        GameSettings::Mcts { .. }
-            | GameSettings::Player {
-                search_values: true,
-                ..
-            }
-    ))
+    Ok(match meta.search_settings {
+        GameSettings::Mcts { .. } => true,
+        GameSettings::Player { search_values, .. } => search_values && player_values,
+        GameSettings::Synthetic => false,
+    })
 }
 
 /// The games of a file, and whether their root values are search values.
@@ -469,7 +466,10 @@ pub(crate) fn take_window(
             if lists.get(&i) != Some(&game_list(&read)) {
                 return Err("the file changed while being read".to_string());
             }
-            Ok((read, has_search_values(&files[i].path)?))
+            Ok((
+                read,
+                has_search_values(&files[i].path, config.player_values)?,
+            ))
         };
         match collect(variant, &snapshot, &mut read) {
             Ok(samples) => return Ok((snapshot, samples, skipped)),
@@ -576,10 +576,12 @@ fn collect(
     Ok(samples)
 }
 
-/// Rebuilds the positions of a window recorded in a checkpoint.
+/// Rebuilds the positions of a window recorded in a checkpoint (`player_values`:
+/// [`crate::TrainConfig::player_values`] of its job).
 pub(crate) fn load_window(
     variant: Variant,
     snapshot: &WindowSnapshot,
+    player_values: bool,
 ) -> Result<Samples, TrainError> {
     let mut read = |f: usize| -> Result<FileGames, String> {
         let file = &snapshot.files[f];
@@ -593,7 +595,7 @@ pub(crate) fn load_window(
             ));
         }
         let games = read_file(&file.path, Some(variant)).map_err(|e| e.to_string())?;
-        Ok((games, has_search_values(&file.path)?))
+        Ok((games, has_search_values(&file.path, player_values)?))
     };
     let samples = collect(variant, snapshot, &mut read).map_err(|(f, reason)| {
         TrainError::Data(format!("{}: {reason}", snapshot.files[f].path.display()))
@@ -651,9 +653,20 @@ mod tests {
 
     /// A window of exactly `size` positions (when there are that many).
     fn take(dirs: &[PathBuf], size: usize, index: &mut DataIndex) -> (WindowSnapshot, Samples) {
+        take_with(dirs, size, index, false)
+    }
+
+    /// [`take`], with a player's search values used or not.
+    fn take_with(
+        dirs: &[PathBuf],
+        size: usize,
+        index: &mut DataIndex,
+        player_values: bool,
+    ) -> (WindowSnapshot, Samples) {
         let config = TrainConfig {
             min_window: size,
             max_window: size,
+            player_values,
             ..TrainConfig::preset("demo").unwrap()
         };
         let (snapshot, samples, skipped) =
@@ -716,7 +729,7 @@ mod tests {
         assert_eq!((a.first_game, a.skip), (b.first_game, b.skip));
         assert_eq!(b.files.len(), 2, "the window spans both files");
         // A resumed job rebuilds the same positions from the snapshot.
-        assert_eq!(load_window(VARIANT, &b).unwrap(), samples_b);
+        assert_eq!(load_window(VARIANT, &b, false).unwrap(), samples_b);
     }
 
     #[test]
@@ -889,10 +902,13 @@ mod tests {
             [0.4, 0.1, 0.5],
         ];
         assert_close(&batch_value_targets(samples, 0.5), expected.clone());
-        // A player that kept its search values: the same.
-        let (_, samples) = take(&[scored_player], 4, &mut DataIndex::default());
+        // A player that kept its search values: the same, where the training asks for it.
+        let scored_player = [scored_player];
+        let (_, samples) = take_with(&scored_player, 4, &mut DataIndex::default(), true);
         assert_eq!(samples.search_value, ROOT_VALUES.map(Some));
         assert_close(&batch_value_targets(samples, 0.5), expected);
+        let (_, samples) = take(&scored_player, 4, &mut DataIndex::default());
+        assert_eq!(samples.search_value, [None; 4]);
 
         // An older player's root values are no search values: the result alone.
         let (_, samples) = take(std::slice::from_ref(&player), 4, &mut DataIndex::default());
