@@ -363,7 +363,8 @@ fn a_first_player_plays_generation_zeros_games() {
     let dir = tmp.path().join("run");
     let given = "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,I=1,L=1";
     let base = ["pipeline", "--run", text(&dir), "--generations", "1"];
-    let (ok, out) = run(&[&base[..], &SMOKE, &["--first-player", given]].concat());
+    let player_values = ["--first-player", given, "--player-values", "true"];
+    let (ok, out) = run(&[&base[..], &SMOKE, &player_values].concat());
     // Stored as the spec writes itself (Pawn = 1 is the unit, left out).
     let player = &given.parse::<EngineSpec>().unwrap().to_string();
     assert!(ok, "{out}");
@@ -395,6 +396,9 @@ fn a_first_player_plays_generation_zeros_games() {
         trained_window(trained).unwrap_or_else(|| panic!("no window in {trained}"));
     assert_eq!(window, total, "{trained}");
     assert!(total > 500, "{trained}");
+    // --player-values reaches the training job's settings.
+    let job = std::fs::read_to_string(dir.join("train/gen-0001/work/state.json")).unwrap();
+    assert!(job.contains("\"player_values\": true"), "{job}");
 
     let other = tmp.path().join("other");
     let missing = "uci:/nonexistent/engine:depth=1";

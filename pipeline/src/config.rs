@@ -109,6 +109,11 @@ pub struct RunConfig {
     /// network learns to imitate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_player: Option<String>,
+    /// Whether the trainings mix the first player's search values into the value target
+    /// ([`ninjazero_train::TrainConfig::player_values`]), as the root values of MCTS
+    /// games are. Runs stored before the setting existed read `false`.
+    #[serde(default)]
+    pub player_values: bool,
     /// A wall-time budget in hours: generations are added while the next one is expected to
     /// end in time ([`crate::next_generation_fits`]), and `generations` counts those decided
     /// so far. Like `generations`, a continued run may change it.
@@ -166,6 +171,7 @@ impl RunConfig {
             selfplay_shards: 1,
             arena_shards: 1,
             first_player: None,
+            player_values: false,
             hours: None,
         }
     }
@@ -243,16 +249,18 @@ pub enum Setting {
     SelfplayShards,
     ArenaShards,
     FirstPlayer,
+    PlayerValues,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 6] = [
+    pub const ALL: [Setting; 7] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
         Setting::SelfplayShards,
         Setting::ArenaShards,
         Setting::FirstPlayer,
+        Setting::PlayerValues,
     ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
@@ -264,6 +272,7 @@ impl Setting {
             Setting::SelfplayShards => "selfplay_shards",
             Setting::ArenaShards => "arena_shards",
             Setting::FirstPlayer => "first_player",
+            Setting::PlayerValues => "player_values",
         }
     }
 }

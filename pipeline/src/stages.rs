@@ -405,6 +405,7 @@ pub fn train_generation(
     if holds_the_first_players_games(&ctx.config, &window) {
         config.fix_window(usize::MAX);
     }
+    config.player_values = ctx.config.player_values;
     let out = work.join("candidate.safetensors");
     progress.stage_started("train", config.steps);
     let job = TrainJob {

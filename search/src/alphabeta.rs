@@ -68,6 +68,16 @@ impl AlphaBetaConfig {
             mobility_weight: 0.0,
         }
     }
+
+    /// The settings an engine takes unless told otherwise: [`AlphaBetaConfig::counting`]
+    /// with a network, the rough values and mobility without.
+    pub fn defaults(with_network: bool) -> AlphaBetaConfig {
+        if with_network {
+            AlphaBetaConfig::counting()
+        } else {
+            AlphaBetaConfig::default()
+        }
+    }
 }
 
 impl Default for AlphaBetaConfig {

@@ -451,13 +451,10 @@ impl Engine for AlphaBetaEngine {
     fn name(&self) -> String {
         let config = self.engine.config();
         let mut name = String::from("alphabeta");
-        let defaults = match &self.network {
-            Some(network) => {
-                name += &format!(":{network}");
-                AlphaBetaConfig::counting()
-            }
-            None => AlphaBetaConfig::default(),
-        };
+        if let Some(network) = &self.network {
+            name += &format!(":{network}");
+        }
+        let defaults = AlphaBetaConfig::defaults(self.network.is_some());
         let depth = self.limits.depth.unwrap_or(MAX_DEPTH);
         if depth < MAX_DEPTH || self.limits.time.is_none() {
             name += &format!(":depth={depth}");

@@ -339,8 +339,8 @@ impl FromStr for EngineSpec {
             }
             "alphabeta" => {
                 let (path, options) = split_path(&segments, ALPHABETA_OPTIONS);
-                let (network, allowed, mut config) = if path.is_empty() {
-                    (None, ALPHABETA_OPTIONS, AlphaBetaConfig::default())
+                let (network, allowed) = if path.is_empty() {
+                    (None, ALPHABETA_OPTIONS)
                 } else if !path.ends_with(".safetensors") {
                     // Not a checkpoint: most likely a mistyped option.
                     return Err(invalid(
@@ -348,13 +348,9 @@ impl FromStr for EngineSpec {
                         format!("cannot read option '{path}': expected key=value or a checkpoint PATH.safetensors ({SPEC_HELP})"),
                     ));
                 } else {
-                    let allowed = &ALPHABETA_OPTIONS[..3];
-                    (
-                        Some(PathBuf::from(path)),
-                        allowed,
-                        AlphaBetaConfig::counting(),
-                    )
+                    (Some(PathBuf::from(path)), &ALPHABETA_OPTIONS[..3])
                 };
+                let mut config = AlphaBetaConfig::defaults(network.is_some());
                 let options = parse_options(spec, options, allowed)?;
                 let (mut depth, mut ms) = (None, None);
                 for (key, value) in options {
@@ -416,13 +412,10 @@ impl fmt::Display for EngineSpec {
                 network,
             } => {
                 write!(f, "alphabeta")?;
-                let defaults = match network {
-                    Some(path) => {
-                        write!(f, ":{}", path.display())?;
-                        AlphaBetaConfig::counting()
-                    }
-                    None => AlphaBetaConfig::default(),
-                };
+                if let Some(path) = network {
+                    write!(f, ":{}", path.display())?;
+                }
+                let defaults = AlphaBetaConfig::defaults(network.is_some());
                 if let Some(depth) = depth {
                     write!(f, ":depth={depth}")?;
                 }

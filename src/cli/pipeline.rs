@@ -85,6 +85,12 @@ pub struct PipelineArgs {
     /// alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1 (plus the variant's new pieces).
     #[arg(long)]
     first_player: Option<EngineSpec>,
+    /// true: the trainings mix the first player's search values into the value target
+    /// (with the train preset's value target mix), as the root values of the network's
+    /// self-play are; false: the player's games teach their results alone. Needs
+    /// --first-player.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    player_values: bool,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 1)]
     arena_shards: u32,
@@ -227,6 +233,7 @@ fn load_or_create_config(
         selfplay_shards: args.selfplay_shards,
         arena_shards: args.arena_shards,
         first_player: args.first_player.as_ref().map(ToString::to_string),
+        player_values: args.player_values,
         hours: args.hours,
         ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
     };
@@ -235,6 +242,14 @@ fn load_or_create_config(
         (None, Some(hours)) => Some(Reach::Hours(hours)),
         (None, None) => None,
     };
+    let stored_first_player = RunConfig::load_from(store)
+        .ok()
+        .and_then(|stored| stored.first_player);
+    if args.player_values && wanted.first_player.is_none() && stored_first_player.is_none() {
+        anyhow::bail!(
+            "--player-values true needs --first-player: only a first player's games keep a player's search values"
+        );
+    }
     // An option's clap id is its setting's key.
     let chosen: Vec<Setting> = Setting::ALL
         .into_iter()
@@ -327,5 +342,40 @@ mod tests {
         let (args, matches) = parse(&["--run", other, "--hours", "2"]);
         let fresh = load_or_create_config(&Store::open(other).unwrap(), &args, &matches).unwrap();
         assert_eq!((fresh.generations, fresh.hours), (1, Some(2.0)));
+    }
+
+    #[test]
+    fn player_values_need_a_first_player_and_are_a_setting_of_the_run() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let run = ninjazero_testkit::text(tmp.path());
+        let load = |extra: &[&str]| {
+            let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
+            let (args, matches) = parse(&options);
+            load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
+                .map_err(|e| format!("{e:#}"))
+        };
+        let refused = load(&["--player-values", "true"]).unwrap_err();
+        assert!(refused.contains("needs --first-player"), "{refused}");
+        assert!(
+            RunConfig::load_from(&Store::open(run).unwrap()).is_err(),
+            "nothing stored"
+        );
+
+        let player = [
+            "--first-player",
+            "alphabeta:depth=1",
+            "--player-values",
+            "true",
+        ];
+        let created = load(&player).unwrap();
+        assert!(created.player_values);
+        // Kept when left out, refused when changed; the stored first player suffices.
+        assert_eq!(load(&[]).unwrap(), created);
+        assert_eq!(load(&["--player-values", "true"]).unwrap(), created);
+        let refused = load(&["--player-values", "false"]).unwrap_err();
+        assert!(
+            refused.contains("--player-values true → false"),
+            "{refused}"
+        );
     }
 }
