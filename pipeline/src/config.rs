@@ -305,6 +305,10 @@ pub fn load_or_create(
     reach: Option<Reach>,
 ) -> Result<RunConfig, PipelineError> {
     let Some(stored) = RunConfig::stored(store)? else {
+        // A stored run's settings agreed with this when it was made; changes are refused.
+        if wanted.player_values && wanted.first_player.is_none() {
+            return Err(PipelineError::PlayerValuesWithoutPlayer);
+        }
         wanted.save_to(store)?;
         return Ok(wanted.clone());
     };

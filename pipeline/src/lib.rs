@@ -77,6 +77,9 @@ pub enum PipelineError {
         path: PathBuf,
         differences: Vec<SettingDifference>,
     },
+    /// A new run asks for the first player's search values without a first player.
+    #[error("--player-values true needs --first-player: only a first player's games keep a player's search values")]
+    PlayerValuesWithoutPlayer,
     /// Settings that could not be encoded (TOML or JSON).
     #[error("cannot encode the run's settings: {0}")]
     Encode(String),

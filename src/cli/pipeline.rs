@@ -242,14 +242,6 @@ fn load_or_create_config(
         (None, Some(hours)) => Some(Reach::Hours(hours)),
         (None, None) => None,
     };
-    let stored_first_player = RunConfig::load_from(store)
-        .ok()
-        .and_then(|stored| stored.first_player);
-    if args.player_values && wanted.first_player.is_none() && stored_first_player.is_none() {
-        anyhow::bail!(
-            "--player-values true needs --first-player: only a first player's games keep a player's search values"
-        );
-    }
     // An option's clap id is its setting's key.
     let chosen: Vec<Setting> = Setting::ALL
         .into_iter()
