@@ -16,6 +16,13 @@
 //! hundred simulations does not see. The children of a node one ply above the horizon are
 //! evaluated in one batch: the network's throughput grows with the batch.
 //!
+//! Or the network picks the move ([`NetworkRole::Picks`]): the search evaluates with
+//! material plus mobility as without a network, proves which root moves score at most a
+//! margin below its best (one extra null-window search per root move), and of those plays
+//! the one the network's policy prefers. The search keeps its tactics and its speed (one
+//! network call per move); the network only judges between moves the search finds about
+//! as good.
+//!
 //! Mobility is measured cheaply: the search generates the legal moves of every node anyway,
 //! so a leaf's mobility term is (our legal moves at the leaf) minus (the opponent's legal
 //! moves at its parent, one ply earlier). The rules core has no null move, and this needs
@@ -163,11 +170,57 @@ impl NetworkLeaves {
     }
 }
 
+/// What a network does in the search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NetworkRole {
+    /// Scores each quiescence search's first position (the module's doc).
+    Evaluates,
+    /// Chooses, by its policy, among the root moves the search (material plus mobility)
+    /// proves at most `margin` Pawns below its best.
+    Picks { margin: f32 },
+}
+
+/// The network that chooses among the root moves within `margin_cp` of the best.
+struct RootPicker {
+    evaluator: Box<dyn Evaluator + Send>,
+    margin_cp: i32,
+}
+
+impl RootPicker {
+    /// The policy's prior of each of `moves` (the root's legal moves) at `position`.
+    fn priors(&mut self, game: &Game, moves: &MoveList) -> Vec<f32> {
+        let mut outputs = vec![Evaluation::default()];
+        let position = game.position();
+        let repetitions = game
+            .hashes()
+            .iter()
+            .filter(|&&h| h == position.hash())
+            .count();
+        let request = EvalRequest {
+            position,
+            moves,
+            repetitions: repetitions.max(1) as u32,
+        };
+        self.evaluator.evaluate(&[request], &mut outputs);
+        std::mem::take(&mut outputs[0].priors)
+    }
+}
+
+/// One completed iteration at the root: the best move and its score, and a proven lower
+/// bound on the score of every root move that may be within a picker's margin of it.
+struct RootIteration {
+    best: Move,
+    score: i32,
+    lower_bounds: Vec<(Move, i32)>,
+}
+
 /// The engine: its settings and the tables it keeps between searches (reset each search).
 pub struct AlphaBeta {
     config: AlphaBetaConfig,
     /// Evaluates with a network instead of material plus mobility.
     network: Option<NetworkLeaves>,
+    /// Chooses the move with a network among those about as good as the best.
+    picker: Option<RootPicker>,
     /// The piece values, in centipawns.
     material: MaterialTable,
     mobility_cp: f32,
@@ -216,6 +269,7 @@ impl AlphaBeta {
             material: MaterialTable::new(&config.piece_values, 100.0),
             config,
             network: None,
+            picker: None,
             tt: Vec::new(),
             generation: 0,
             killers: [[None; 2]; MAX_PLY],
@@ -231,19 +285,32 @@ impl AlphaBeta {
         }
     }
 
-    /// The engine evaluating with `evaluator`'s value (see the module's doc): the piece
-    /// values of `config` only order moves and score what captures win below a quiescence
-    /// search's first position, and mobility is not counted.
+    /// The engine with a network in `role`. [`NetworkRole::Evaluates`]: the network's
+    /// value is the evaluation (the module's doc); the piece values of `config` only order
+    /// moves and score what captures win below a quiescence search's first position, and
+    /// mobility is not counted. [`NetworkRole::Picks`]: `config` evaluates as without a
+    /// network, and the network's policy chooses among the root moves within the margin.
     pub fn with_network(
         config: AlphaBetaConfig,
         evaluator: Box<dyn Evaluator + Send>,
+        role: NetworkRole,
     ) -> AlphaBeta {
         let mut engine = AlphaBeta::new(config);
-        engine.network = Some(NetworkLeaves {
-            evaluator,
-            scores: HashMap::new(),
-            outputs: Vec::new(),
-        });
+        match role {
+            NetworkRole::Evaluates => {
+                engine.network = Some(NetworkLeaves {
+                    evaluator,
+                    scores: HashMap::new(),
+                    outputs: Vec::new(),
+                })
+            }
+            NetworkRole::Picks { margin } => {
+                engine.picker = Some(RootPicker {
+                    evaluator,
+                    margin_cp: (margin * 100.0).round() as i32,
+                })
+            }
+        }
         engine
     }
 
@@ -251,9 +318,14 @@ impl AlphaBeta {
         &self.config
     }
 
-    /// Whether the engine evaluates with a network.
-    pub fn has_network(&self) -> bool {
-        self.network.is_some()
+    /// What the engine's network does, if it has one.
+    pub fn network_role(&self) -> Option<NetworkRole> {
+        if self.network.is_some() {
+            return Some(NetworkRole::Evaluates);
+        }
+        self.picker.as_ref().map(|p| NetworkRole::Picks {
+            margin: p.margin_cp as f32 / 100.0,
+        })
     }
 
     /// The static evaluation of a position for its side to move, in centipawns: material on
@@ -285,13 +357,15 @@ impl AlphaBeta {
             "alpha-beta asked to move in a finished game"
         );
         self.prepare(game, started, limits);
+        let priors = self.picker.as_mut().map(|p| p.priors(game, &root_moves));
 
         let mut best = root_moves[0];
         let mut score = 0;
+        let mut chosen = (best, score);
         let mut depth_done = 0;
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let mut searching = Searching { engine: self, stop };
-        let info = |engine: &AlphaBeta, best, score, depth_done: u32| AlphaBetaInfo {
+        let info = |engine: &AlphaBeta, (best, score), depth_done: u32| AlphaBetaInfo {
             best,
             score,
             depth: depth_done,
@@ -301,15 +375,15 @@ impl AlphaBeta {
         };
         for depth in 1..=max_depth {
             searching.may_abort = depth > 1;
-            let (iteration_best, iteration_score) =
-                searching.search_root(&root, &root_moves, depth, best);
+            let iteration = searching.search_root(&root, &root_moves, depth, best);
             if searching.aborted {
                 break;
             }
-            best = iteration_best;
-            score = iteration_score;
+            best = iteration.best;
+            score = iteration.score;
+            chosen = searching.choose(&iteration, &root_moves, priors.as_deref());
             depth_done = depth;
-            report(&info(&searching, best, score, depth_done));
+            report(&info(&searching, chosen, depth_done));
             if score.abs() > MATE_BOUND {
                 break; // the shortest mate within this depth is found
             }
@@ -320,11 +394,42 @@ impl AlphaBeta {
                 break;
             }
         }
-        let result = info(&searching, best, score, depth_done);
+        let result = info(&searching, chosen, depth_done);
         if searching.aborted {
             report(&result);
         }
         result
+    }
+
+    /// The move to play after `iteration` and its score (a proven lower bound): the search's
+    /// best, or with a picker the move its network prefers among those within the margin
+    /// (`priors` of `root_moves`). A mate found or feared is the search's to play.
+    fn choose(
+        &self,
+        iteration: &RootIteration,
+        root_moves: &MoveList,
+        priors: Option<&[f32]>,
+    ) -> (Move, i32) {
+        let searched = (iteration.best, iteration.score);
+        let (Some(picker), Some(priors)) = (&self.picker, priors) else {
+            return searched;
+        };
+        if iteration.score.abs() > MATE_BOUND {
+            return searched;
+        }
+        let prior = |m: Move| {
+            root_moves
+                .iter()
+                .position(|&r| r == m)
+                .map_or(0.0, |i| priors[i])
+        };
+        iteration
+            .lower_bounds
+            .iter()
+            .filter(|&&(_, lower)| lower >= iteration.score - picker.margin_cp)
+            .max_by(|a, b| prior(a.0).total_cmp(&prior(b.0)))
+            .copied()
+            .unwrap_or(searched)
     }
 
     fn prepare(&mut self, game: &Game, started: Instant, limits: &Limits) {
@@ -359,22 +464,47 @@ impl AlphaBeta {
 }
 
 impl Searching<'_> {
+    /// One iteration at the root. With a picker, each move after the first is first
+    /// searched with a null window at the margin below the best so far: a move that fails
+    /// low there is out of the picker's choice and needs no other search; one that holds
+    /// keeps the lower bound it proved.
     fn search_root(
         &mut self,
         root: &Position,
         moves: &MoveList,
         depth: u32,
         previous_best: Move,
-    ) -> (Move, i32) {
+    ) -> RootIteration {
         let ordered = self.order_moves(root, moves, Some(previous_best), 0);
         if depth == 1 {
             self.score_children(root, &ordered);
         }
+        let margin = self.picker.as_ref().map(|p| p.margin_cp);
         let (mut alpha, beta) = (-INFINITY, INFINITY);
         let mut best = ordered[0];
+        let mut lower_bounds = Vec::new();
         for (i, &m) in ordered.iter().enumerate() {
             let mut child = root.clone();
             child.play_unchecked(m);
+            let mut lower = None;
+            if let Some(margin) = margin.filter(|_| i > 0) {
+                let threshold = alpha - margin;
+                let score = -self.negamax(
+                    &child,
+                    depth - 1,
+                    -threshold,
+                    -threshold + 1,
+                    1,
+                    moves.len(),
+                );
+                if self.aborted {
+                    break;
+                }
+                if score < threshold {
+                    continue;
+                }
+                lower = Some(score);
+            }
             let score = self.search_child(&child, depth - 1, alpha, beta, 1, moves.len(), i == 0);
             if self.aborted {
                 break;
@@ -382,6 +512,10 @@ impl Searching<'_> {
             if score > alpha {
                 alpha = score;
                 best = m;
+                lower = Some(score); // exact: the first move's, or a re-searched one's
+            }
+            if let Some(lower) = lower.filter(|_| margin.is_some()) {
+                lower_bounds.push((m, lower));
             }
         }
         self.store(
@@ -392,7 +526,11 @@ impl Searching<'_> {
             Some(best),
             0,
         );
-        (best, alpha)
+        RootIteration {
+            best,
+            score: alpha,
+            lower_bounds,
+        }
     }
 
     /// Principal variation search of a child: a null window first unless it is the first.

@@ -6,7 +6,9 @@
 //! engine honours those that apply to it), a stop flag and a report callback, and returns
 //! a [`SearchInfo`]: best move, score, depth, nodes, principal variation, time.
 
-use crate::alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, MATE, MATE_BOUND, MAX_DEPTH};
+use crate::alphabeta::{
+    AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole, MATE, MATE_BOUND, MAX_DEPTH,
+};
 use crate::mcts::MctsSearch;
 use crate::mcts::RootPolicy;
 use crate::SearchConfig;
@@ -393,16 +395,17 @@ impl AlphaBetaEngine {
         }
     }
 
-    /// The engine evaluating with a network ([`AlphaBeta::with_network`]), named
+    /// The engine with a network in `role` ([`AlphaBeta::with_network`]), named
     /// `alphabeta:NETWORK:...`.
     pub fn with_network(
         config: AlphaBetaConfig,
         evaluator: Box<dyn Evaluator + Send>,
+        role: NetworkRole,
         network: String,
         limits: Limits,
     ) -> AlphaBetaEngine {
         AlphaBetaEngine {
-            engine: AlphaBeta::with_network(config, evaluator),
+            engine: AlphaBeta::with_network(config, evaluator, role),
             limits,
             last: None,
             network: Some(network),
@@ -446,21 +449,26 @@ impl From<&AlphaBetaInfo> for SearchInfo {
 }
 
 impl Engine for AlphaBetaEngine {
-    /// `alphabeta[:NETWORK]:depth=D`, `…:ms=T` or both, then `:values=custom` and
-    /// `:mobility=W` when they differ from the defaults (every piece 1 with a network).
+    /// `alphabeta[:NETWORK]:depth=D`, `…:ms=T` or both, then `:pick=M` for a picking
+    /// network, `:values=custom` and `:mobility=W` when they differ from the defaults
+    /// (every piece 1 with an evaluating network).
     fn name(&self) -> String {
         let config = self.engine.config();
         let mut name = String::from("alphabeta");
         if let Some(network) = &self.network {
             name += &format!(":{network}");
         }
-        let defaults = AlphaBetaConfig::defaults(self.network.is_some());
+        let role = self.engine.network_role();
+        let defaults = AlphaBetaConfig::defaults(role == Some(NetworkRole::Evaluates));
         let depth = self.limits.depth.unwrap_or(MAX_DEPTH);
         if depth < MAX_DEPTH || self.limits.time.is_none() {
             name += &format!(":depth={depth}");
         }
         if let Some(time) = self.limits.time {
             name += &format!(":ms={}", time.as_millis());
+        }
+        if let Some(NetworkRole::Picks { margin }) = role {
+            name += &format!(":pick={margin}");
         }
         if config.piece_values != defaults.piece_values {
             name += ":values=custom";

@@ -26,7 +26,7 @@ pub mod spec;
 pub mod tree;
 pub mod uci_engine;
 
-pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo};
+pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole};
 pub use engine::{
     AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchError,
     SearchInfo,

@@ -5,7 +5,7 @@
 //!
 //! `Display` writes the canonical text back: parsing it gives the same spec.
 
-use crate::alphabeta::{AlphaBetaConfig, MAX_DEPTH};
+use crate::alphabeta::{AlphaBetaConfig, NetworkRole, MAX_DEPTH};
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT};
 use crate::SearchConfig;
@@ -22,7 +22,7 @@ pub const DEFAULT_SIMULATIONS: u64 = 64;
 /// The spec forms, for error messages and help texts.
 pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
      mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
-     alphabeta[:PATH.safetensors]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] \
+     alphabeta[:PATH.safetensors]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
@@ -105,13 +105,16 @@ pub enum EngineSpec {
     /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns; the others
     /// keep their defaults) and `:mobility=0.05` (Pawns per move).
     /// `alphabeta:PATH.safetensors:...` evaluates with that checkpoint's network
-    /// ([`crate::AlphaBeta::with_network`]); its pieces are then each worth 1 unless
-    /// `values=` says otherwise, and it takes no `mobility=`.
+    /// ([`crate::NetworkRole::Evaluates`]); its pieces are then each worth 1 unless
+    /// `values=` says otherwise, and it takes no `mobility=`. With `:pick=M` the network
+    /// instead chooses among the root moves at most M Pawns below the search's best
+    /// ([`crate::NetworkRole::Picks`]); the search evaluates as without a network.
     AlphaBeta {
         depth: Option<u32>,
         ms: Option<u64>,
         config: AlphaBetaConfig,
         network: Option<PathBuf>,
+        pick: Option<f32>,
     },
     /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
     /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
@@ -167,6 +170,7 @@ impl EngineSpec {
             ms: None,
             config: AlphaBetaConfig::default(),
             network: None,
+            pick: None,
         }
     }
 
@@ -208,6 +212,7 @@ impl EngineSpec {
                 ms,
                 config,
                 network,
+                pick,
             } => {
                 let limits = Limits {
                     depth: *depth,
@@ -219,9 +224,14 @@ impl EngineSpec {
                     Some(checkpoint) => {
                         let (model, stem) = self.load_network(checkpoint, variant, device)?;
                         let evaluator = Box::new(NetworkEvaluator::new(model));
+                        let role = match *pick {
+                            Some(margin) => NetworkRole::Picks { margin },
+                            None => NetworkRole::Evaluates,
+                        };
                         Box::new(AlphaBetaEngine::with_network(
                             config.clone(),
                             evaluator,
+                            role,
                             stem,
                             limits,
                         ))
@@ -340,7 +350,7 @@ impl FromStr for EngineSpec {
             "alphabeta" => {
                 let (path, options) = split_path(&segments, ALPHABETA_OPTIONS);
                 let (network, allowed) = if path.is_empty() {
-                    (None, ALPHABETA_OPTIONS)
+                    (None, &ALPHABETA_OPTIONS[..4])
                 } else if !path.ends_with(".safetensors") {
                     // Not a checkpoint: most likely a mistyped option.
                     return Err(invalid(
@@ -348,10 +358,15 @@ impl FromStr for EngineSpec {
                         format!("cannot read option '{path}': expected key=value or a checkpoint PATH.safetensors ({SPEC_HELP})"),
                     ));
                 } else {
-                    (Some(PathBuf::from(path)), &ALPHABETA_OPTIONS[..3])
+                    (Some(PathBuf::from(path)), ALPHABETA_OPTIONS)
                 };
-                let mut config = AlphaBetaConfig::defaults(network.is_some());
                 let options = parse_options(spec, options, allowed)?;
+                let pick = match options.iter().find(|(key, _)| *key == "pick") {
+                    Some(&(key, value)) => Some(parse_margin(spec, key, value)?),
+                    None => None,
+                };
+                let network_evaluates = network.is_some() && pick.is_none();
+                let mut config = AlphaBetaConfig::defaults(network_evaluates);
                 let (mut depth, mut ms) = (None, None);
                 for (key, value) in options {
                     match key {
@@ -362,7 +377,13 @@ impl FromStr for EngineSpec {
                         "values" => {
                             config.piece_values = parse_values(spec, value, &config.piece_values)?
                         }
-                        _ => {
+                        "mobility" if network_evaluates => {
+                            return Err(invalid(
+                                spec,
+                                "mobility is counted only with pick=M (a network that evaluates replaces material plus mobility)".into(),
+                            ))
+                        }
+                        "mobility" => {
                             let w: f32 =
                                 parse_number(spec, key, value, "a number (Pawns per move)")?;
                             if !w.is_finite() {
@@ -370,6 +391,7 @@ impl FromStr for EngineSpec {
                             }
                             config.mobility_weight = w;
                         }
+                        _ => {} // pick, read above
                     }
                 }
                 if depth.is_none() && ms.is_none() {
@@ -383,6 +405,7 @@ impl FromStr for EngineSpec {
                     ms,
                     config,
                     network,
+                    pick,
                 })
             }
             "uci" => parse_uci(spec, &segments),
@@ -410,17 +433,21 @@ impl fmt::Display for EngineSpec {
                 ms,
                 config,
                 network,
+                pick,
             } => {
                 write!(f, "alphabeta")?;
                 if let Some(path) = network {
                     write!(f, ":{}", path.display())?;
                 }
-                let defaults = AlphaBetaConfig::defaults(network.is_some());
+                let defaults = AlphaBetaConfig::defaults(network.is_some() && pick.is_none());
                 if let Some(depth) = depth {
                     write!(f, ":depth={depth}")?;
                 }
                 if let Some(ms) = ms {
                     write!(f, ":ms={ms}")?;
+                }
+                if let Some(margin) = pick {
+                    write!(f, ":pick={margin}")?;
                 }
                 let values: Vec<String> = Role::ALL
                     .iter()
@@ -614,8 +641,24 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 /// The options of an MCTS spec.
 const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
 
-/// The options of an alpha-beta spec (with a network, the first three).
-const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility"];
+/// The options of an alpha-beta spec (without a network, the first four).
+const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility", "pick"];
+
+/// The most Pawns below the search's best a picking network may choose (far from mate
+/// scores, which are the search's to play).
+pub const MAX_PICK_MARGIN: f32 = 5.0;
+
+/// `pick=M`: Pawns from 0 to [`MAX_PICK_MARGIN`].
+fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
+    let margin: f32 = parse_number(spec, key, value, "a number (Pawns)")?;
+    if !(0.0..=MAX_PICK_MARGIN).contains(&margin) {
+        return Err(invalid(
+            spec,
+            format!("pick must be 0 to {MAX_PICK_MARGIN} Pawns, got {value}"),
+        ));
+    }
+    Ok(margin)
+}
 
 /// Splits a checkpoint path, which may itself hold ':', from the trailing `key=value`
 /// segments whose keys are `options`.
@@ -738,6 +781,7 @@ mod tests {
             "alphabeta:depth=1:values=Q=9.75,P=0.9:mobility=0",
             "alphabeta:gen-0001.safetensors:ms=100",
             "alphabeta:runs/a:b/gen-0001.safetensors:depth=2:values=R=5,N=3",
+            "alphabeta:gen-0001.safetensors:ms=100:pick=0.25:values=R=13.9:mobility=0",
             "uci:fairy-stockfish:depth=5",
             "uci:/usr/games/fairy-stockfish:ms=100:Skill Level=3",
             "uci:sf:depth=2:nodes=1000:ms=50:timeout=3:Hash=32:Skill Level=-5",
@@ -795,6 +839,21 @@ mod tests {
         // With a network, the pieces not named are worth 1: no human values.
         assert_eq!(config.piece_values[Role::Knight], 3.5);
         assert_eq!(config.piece_values[Role::Queen], 1.0);
+        // A picking network leaves the evaluation to material plus mobility.
+        let EngineSpec::AlphaBeta { config, pick, .. } =
+            parse("alphabeta:n.safetensors:ms=100:pick=0.5:values=N=3.5")
+        else {
+            panic!("not alpha-beta");
+        };
+        assert_eq!(pick, Some(0.5));
+        assert_eq!(
+            config.piece_values[Role::Queen],
+            AlphaBetaConfig::default().piece_values[Role::Queen]
+        );
+        assert_eq!(
+            config.mobility_weight,
+            AlphaBetaConfig::default().mobility_weight
+        );
     }
 
     #[test]
@@ -810,7 +869,12 @@ mod tests {
             ("alphabeta:ms=0", "player 'alphabeta:ms=0': ms must be positive"),
             ("alphabeta:depth=2:depth=3", "player 'alphabeta:depth=2:depth=3': option 'depth' given twice"),
             ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be finite"),
-            ("alphabeta:n.safetensors:ms=100:mobility=0.1", "player 'alphabeta:n.safetensors:ms=100:mobility=0.1': unknown option 'mobility' (this player takes: depth, ms, values)"),
+            ("alphabeta:n.safetensors:ms=100:mobility=0.1", "player 'alphabeta:n.safetensors:ms=100:mobility=0.1': mobility is counted only with pick=M (a network that evaluates replaces material plus mobility)"),
+            ("alphabeta:depth=2:pick=0.5", "player 'alphabeta:depth=2:pick=0.5': unknown option 'pick' (this player takes: depth, ms, values, mobility)"),
+            ("alphabeta:n.safetensors:depth=2:pick=6", "player 'alphabeta:n.safetensors:depth=2:pick=6': pick must be 0 to 5 Pawns, got 6"),
+            ("alphabeta:n.safetensors:depth=2:pick=NaN", "player 'alphabeta:n.safetensors:depth=2:pick=NaN': pick must be 0 to 5 Pawns, got NaN"),
+            ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 Pawns, got -0.1"),
+            ("alphabeta:n.safetensors:depth=2:pick=x", "player 'alphabeta:n.safetensors:depth=2:pick=x': pick must be a number (Pawns), got 'x'"),
             ("alphabeta:n.safetensors", "player 'alphabeta:n.safetensors': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),

@@ -7,7 +7,7 @@ use ninjazero_rules::{Game, Position, Variant};
 use ninjazero_search::tree::NodeState;
 use ninjazero_search::{
     AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, MctsEngine, MctsSearch,
-    RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo, Step,
+    NetworkRole, RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo, Step,
 };
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -527,6 +527,7 @@ fn alphabeta_with_network(depth: u32) -> (AlphaBetaEngine, Arc<Mutex<Vec<usize>>
     let engine = AlphaBetaEngine::with_network(
         AlphaBetaConfig::counting(),
         Box::new(evaluator),
+        NetworkRole::Evaluates,
         "uniform".to_string(),
         Limits::depth(depth),
     );
@@ -568,4 +569,91 @@ fn alphabeta_with_a_network_sees_captures_and_mates() {
             assert_eq!(info.best.to_string(), best, "{fen} at depth {depth}");
         }
     }
+}
+
+/// A "network" whose policy puts almost everything on one move (by its UCI text).
+struct FavouriteMove(&'static str);
+
+impl Evaluator for FavouriteMove {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
+        for (request, result) in batch.iter().zip(out.iter_mut()) {
+            result.priors = request
+                .moves
+                .iter()
+                .map(|m| if m.to_string() == self.0 { 0.9 } else { 0.001 })
+                .collect();
+            result.wdl = [0.0, 1.0, 0.0];
+        }
+    }
+
+    fn timings(&self) -> EvalTimings {
+        EvalTimings::default()
+    }
+}
+
+/// Alpha-beta (default evaluation) whose move a network fond of `favourite` picks among
+/// the root moves within `margin` Pawns of the best.
+fn picked_by(favourite: &'static str, margin: f32, depth: u32) -> AlphaBetaEngine {
+    AlphaBetaEngine::with_network(
+        AlphaBetaConfig::default(),
+        Box::new(FavouriteMove(favourite)),
+        NetworkRole::Picks { margin },
+        "favourite".to_string(),
+        Limits::depth(depth),
+    )
+}
+
+/// The picking network chooses its favourite among the moves about as good as the best,
+/// and nothing the search proves worse by more than the margin: not a Queen for a Pawn,
+/// not a move past a mate.
+#[test]
+fn a_picking_network_chooses_only_among_moves_within_the_margin() {
+    let start = Game::new(Variant::Chess);
+    let mut engine = picked_by("a2a3", 1.0, 3);
+    assert_eq!(engine.name(), "alphabeta:favourite:depth=3:pick=1");
+    let (info, _) = search(&mut engine, &start, Limits::depth(3));
+    assert_eq!(
+        info.best.to_string(),
+        "a2a3",
+        "a quiet move within a Pawn of the best"
+    );
+    let (plain, _) = search(&mut alphabeta(), &start, Limits::depth(3));
+    assert_ne!(
+        plain.best.to_string(),
+        "a2a3",
+        "the search alone plays another move"
+    );
+
+    // Qxd5 loses the Queen to exd5; every other move keeps the balance.
+    let defended_pawn = Game::from_position(
+        Position::from_fen(Variant::Chess, "4k3/8/4p3/3p4/8/8/8/3QK3 w - - 0 1").unwrap(),
+    );
+    for depth in [1, 3] {
+        let (info, _) = search(
+            &mut picked_by("d1d5", 1.0, depth),
+            &defended_pawn,
+            Limits::depth(depth),
+        );
+        assert_ne!(info.best.to_string(), "d1d5", "depth {depth}");
+    }
+    let (info, _) = search(
+        &mut picked_by("d1d5", 5.0, 1),
+        &defended_pawn,
+        Limits::depth(1),
+    );
+    assert_ne!(
+        info.best.to_string(),
+        "d1d5",
+        "a Queen for a Pawn is beyond 5 Pawns"
+    );
+
+    let mate_in_one = Game::from_position(
+        Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap(),
+    );
+    let (info, _) = search(
+        &mut picked_by("a1a2", 5.0, 3),
+        &mate_in_one,
+        Limits::depth(3),
+    );
+    assert_eq!(info.best.to_string(), "a1a8");
 }

@@ -19,7 +19,9 @@ pub struct ArenaArgs {
     /// Player A: random, uniform:sims=N (MCTS without a model),
     /// mcts:PATH.safetensors:sims=N, alphabeta:depth=D or alphabeta:ms=T
     /// (optionally :values=P=1,N=3,... and :mobility=W), alphabeta:PATH.safetensors:ms=T
-    /// (alpha-beta evaluating with a network's value); MCTS players take :ms=T (time
+    /// (alpha-beta evaluating with a network's value; with :pick=M instead evaluating
+    /// material and mobility, the network's policy choosing among the moves at most M
+    /// Pawns below the best); MCTS players take :ms=T (time
     /// per move) as well as or instead of :sims=N, :batch=B to evaluate B leaves per
     /// network call (more simulations in the same time), and :captures=L to resolve
     /// captures at the leaves (L log-odds per piece won by force). An external UCI engine:
