@@ -591,16 +591,24 @@ impl Evaluator for FavouriteMove {
     }
 }
 
-/// Alpha-beta (default evaluation) whose move a network fond of `favourite` picks among
-/// the root moves within `margin` Pawns of the best.
-fn picked_by(favourite: &'static str, margin: f32, depth: u32) -> AlphaBetaEngine {
-    AlphaBetaEngine::with_network(
+/// The move alpha-beta to `depth` (default evaluation) plays in `game` when a network fond
+/// of `favourite` picks among the root moves within `margin` Pawns of the best.
+fn picked_move(game: &Game, favourite: &'static str, margin: f32, depth: u32) -> String {
+    let mut engine = AlphaBetaEngine::with_network(
         AlphaBetaConfig::default(),
         Box::new(FavouriteMove(favourite)),
         NetworkRole::Picks { margin },
         "favourite".to_string(),
         Limits::depth(depth),
-    )
+    );
+    assert_eq!(
+        engine.name(),
+        format!("alphabeta:favourite:depth={depth}:pick={margin}")
+    );
+    search(&mut engine, game, Limits::depth(depth))
+        .0
+        .best
+        .to_string()
 }
 
 /// The picking network chooses its favourite among the moves about as good as the best,
@@ -609,51 +617,24 @@ fn picked_by(favourite: &'static str, margin: f32, depth: u32) -> AlphaBetaEngin
 #[test]
 fn a_picking_network_chooses_only_among_moves_within_the_margin() {
     let start = Game::new(Variant::Chess);
-    let mut engine = picked_by("a2a3", 1.0, 3);
-    assert_eq!(engine.name(), "alphabeta:favourite:depth=3:pick=1");
-    let (info, _) = search(&mut engine, &start, Limits::depth(3));
-    assert_eq!(
-        info.best.to_string(),
-        "a2a3",
-        "a quiet move within a Pawn of the best"
-    );
     let (plain, _) = search(&mut alphabeta(), &start, Limits::depth(3));
     assert_ne!(
         plain.best.to_string(),
         "a2a3",
         "the search alone plays another move"
     );
-
-    // Qxd5 loses the Queen to exd5; every other move keeps the balance.
-    let defended_pawn = Game::from_position(
-        Position::from_fen(Variant::Chess, "4k3/8/4p3/3p4/8/8/8/3QK3 w - - 0 1").unwrap(),
+    assert_eq!(
+        picked_move(&start, "a2a3", 1.0, 3),
+        "a2a3",
+        "a quiet move within a Pawn"
     );
-    for depth in [1, 3] {
-        let (info, _) = search(
-            &mut picked_by("d1d5", 1.0, depth),
-            &defended_pawn,
-            Limits::depth(depth),
-        );
-        assert_ne!(info.best.to_string(), "d1d5", "depth {depth}");
+
+    let position = |fen| Game::from_position(Position::from_fen(Variant::Chess, fen).unwrap());
+    // Qxd5 loses the Queen to exd5 (8 Pawns); every other move keeps the balance.
+    let defended_pawn = position("4k3/8/4p3/3p4/8/8/8/3QK3 w - - 0 1");
+    for (margin, depth) in [(1.0, 1), (1.0, 3), (5.0, 1)] {
+        assert_ne!(picked_move(&defended_pawn, "d1d5", margin, depth), "d1d5");
     }
-    let (info, _) = search(
-        &mut picked_by("d1d5", 5.0, 1),
-        &defended_pawn,
-        Limits::depth(1),
-    );
-    assert_ne!(
-        info.best.to_string(),
-        "d1d5",
-        "a Queen for a Pawn is beyond 5 Pawns"
-    );
-
-    let mate_in_one = Game::from_position(
-        Position::from_fen(Variant::Chess, "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1").unwrap(),
-    );
-    let (info, _) = search(
-        &mut picked_by("a1a2", 5.0, 3),
-        &mate_in_one,
-        Limits::depth(3),
-    );
-    assert_eq!(info.best.to_string(), "a1a8");
+    let mate_in_one = position("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    assert_eq!(picked_move(&mate_in_one, "a1a2", 5.0, 3), "a1a8");
 }
