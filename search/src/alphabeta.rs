@@ -184,11 +184,14 @@ pub enum NetworkRole {
 struct RootPicker {
     evaluator: Box<dyn Evaluator + Send>,
     margin_cp: i32,
+    /// The policy's prior of each root move of the current search (by the root's legal
+    /// move order).
+    priors: Vec<f32>,
 }
 
 impl RootPicker {
-    /// The policy's prior of each of `moves` (the root's legal moves) at `position`.
-    fn priors(&mut self, game: &Game, moves: &MoveList) -> Vec<f32> {
+    /// Evaluates the priors of `moves`, the legal moves of `game`'s position.
+    fn score_root(&mut self, game: &Game, moves: &MoveList) {
         let mut outputs = vec![Evaluation::default()];
         let position = game.position();
         let repetitions = game
@@ -202,7 +205,7 @@ impl RootPicker {
             repetitions: repetitions.max(1) as u32,
         };
         self.evaluator.evaluate(&[request], &mut outputs);
-        std::mem::take(&mut outputs[0].priors)
+        self.priors = std::mem::take(&mut outputs[0].priors);
     }
 }
 
@@ -308,6 +311,7 @@ impl AlphaBeta {
                 engine.picker = Some(RootPicker {
                     evaluator,
                     margin_cp: (margin * 100.0).round() as i32,
+                    priors: Vec::new(),
                 })
             }
         }
@@ -357,7 +361,9 @@ impl AlphaBeta {
             "alpha-beta asked to move in a finished game"
         );
         self.prepare(game, started, limits);
-        let priors = self.picker.as_mut().map(|p| p.priors(game, &root_moves));
+        if let Some(picker) = &mut self.picker {
+            picker.score_root(game, &root_moves);
+        }
 
         let mut best = root_moves[0];
         let mut score = 0;
@@ -381,7 +387,7 @@ impl AlphaBeta {
             }
             best = iteration.best;
             score = iteration.score;
-            chosen = searching.choose(&iteration, &root_moves, priors.as_deref());
+            chosen = searching.choose(&iteration, &root_moves);
             depth_done = depth;
             report(&info(&searching, chosen, depth_done));
             if score.abs() > MATE_BOUND {
@@ -403,15 +409,11 @@ impl AlphaBeta {
 
     /// The move to play after `iteration` and its score (a proven lower bound): the search's
     /// best, or with a picker the move its network prefers among those within the margin
-    /// (`priors` of `root_moves`). A mate found or feared is the search's to play.
-    fn choose(
-        &self,
-        iteration: &RootIteration,
-        root_moves: &MoveList,
-        priors: Option<&[f32]>,
-    ) -> (Move, i32) {
+    /// (`root_moves` in the order of its priors). A mate found or feared is the search's
+    /// to play.
+    fn choose(&self, iteration: &RootIteration, root_moves: &MoveList) -> (Move, i32) {
         let searched = (iteration.best, iteration.score);
-        let (Some(picker), Some(priors)) = (&self.picker, priors) else {
+        let Some(picker) = &self.picker else {
             return searched;
         };
         if iteration.score.abs() > MATE_BOUND {
@@ -421,7 +423,7 @@ impl AlphaBeta {
             root_moves
                 .iter()
                 .position(|&r| r == m)
-                .map_or(0.0, |i| priors[i])
+                .map_or(0.0, |i| picker.priors[i])
         };
         iteration
             .lower_bounds
