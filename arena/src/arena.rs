@@ -5,9 +5,11 @@
 //! openings): a pair's score is the mean of A's two results, so the unbalance of a random
 //! opening cancels out of the variance.
 
+use crate::lockstep;
+use ninjazero_model::OneTorchThread;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
-use ninjazero_search::{Engine, EngineFactory};
+use ninjazero_search::{Engine, EngineFactory, SearchError, SearchInfo};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -102,6 +104,28 @@ pub struct ArenaGame {
 }
 
 impl ArenaGame {
+    /// The record of `game`, played from `opening` with A as White or Black, ended by `end`.
+    pub(crate) fn new(
+        opening: Vec<String>,
+        a_is_white: bool,
+        end: GameEnd,
+        game: &Game,
+    ) -> ArenaGame {
+        let (winner, termination) = end;
+        let result = match winner {
+            Some(Color::White) => "1-0",
+            Some(Color::Black) => "0-1",
+            None => "1/2-1/2",
+        };
+        ArenaGame {
+            opening,
+            a_is_white,
+            result: result.to_string(),
+            termination,
+            plies: game.moves().len(),
+        }
+    }
+
     /// A's points in this game: 1, 0.5 or 0.
     pub fn score_a(&self) -> f64 {
         let white = match self.result.as_str() {
@@ -376,6 +400,43 @@ fn adjudicate(position: &Position) -> (Option<Color>, String) {
     (winner, termination.to_string())
 }
 
+/// How a game ended: the winner (None for a draw) and the termination.
+pub(crate) type GameEnd = (Option<Color>, String);
+
+/// The game's end, if it is over before the next ply: by the rules, or at `max_plies`
+/// (adjudicated on material when `adjudicate_material` is set, else drawn).
+pub(crate) fn game_over(game: &Game, max_plies: u32, adjudicate_material: bool) -> Option<GameEnd> {
+    if let Some(outcome) = game.outcome() {
+        return Some((outcome.winner, outcome.termination.to_string()));
+    }
+    if game.moves().len() < max_plies as usize {
+        return None;
+    }
+    Some(if adjudicate_material {
+        adjudicate(game.position())
+    } else {
+        (None, "max plies".to_string())
+    })
+}
+
+/// Plays the mover's searched move and returns its search value; a failed search or an
+/// illegal move instead ends the game, lost by the mover (named by `name`).
+pub(crate) fn play_searched(
+    game: &mut Game,
+    searched: Result<SearchInfo, SearchError>,
+    name: impl FnOnce() -> String,
+) -> Result<f32, GameEnd> {
+    let mover = game.position().turn();
+    let lost = |why: String| (Some(!mover), why);
+    match searched {
+        Err(e) => Err(lost(format!("{} failed: {e}", name()))),
+        Ok(info) => match game.play(info.best) {
+            Ok(_) => Ok(info.value()),
+            Err(_) => Err(lost(format!("illegal move {} by {}", info.best, name()))),
+        },
+    }
+}
+
 /// A game played to its end by two players.
 pub struct PlayedGame {
     /// The moves from the start position, opening included.
@@ -408,34 +469,18 @@ pub fn play_game(
     }
     let mut values = Vec::new();
     let (winner, termination) = loop {
-        if let Some(outcome) = game.outcome() {
-            break (outcome.winner, outcome.termination.to_string());
+        if let Some(end) = game_over(&game, max_plies, adjudicate_material) {
+            break end;
         }
-        if game.moves().len() >= max_plies as usize {
-            break if adjudicate_material {
-                adjudicate(game.position())
-            } else {
-                (None, "max plies".to_string())
-            };
-        }
-        let mover = game.position().turn();
-        let player: &mut dyn Engine = match mover {
+        let player: &mut dyn Engine = match game.position().turn() {
             Color::White => &mut *white,
             Color::Black => &mut *black,
         };
         let limits = player.limits();
-        let m = match player.search(&game, &limits, &AtomicBool::new(false), &mut |_| {}) {
-            Ok(info) => {
-                values.push(info.value());
-                info.best
-            }
-            Err(e) => break (Some(!mover), format!("{} failed: {e}", player.name())),
-        };
-        if game.play(m).is_err() {
-            break (
-                Some(!mover),
-                format!("illegal move {m} by {}", player.name()),
-            );
+        let searched = player.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+        match play_searched(&mut game, searched, || player.name()) {
+            Ok(value) => values.push(value),
+            Err(end) => break end,
         }
     };
     PlayedGame {
@@ -485,7 +530,7 @@ pub fn run_on_workers<S, R>(
 }
 
 /// The seed a player gets before game `index` of a series (see [`Engine::new_game`]).
-fn game_seed(series_seed: u64, index: usize) -> u64 {
+pub(crate) fn game_seed(series_seed: u64, index: usize) -> u64 {
     derive_seed(series_seed, SeedStream::SeriesGame, index as u64 + 1)
 }
 
@@ -528,18 +573,12 @@ fn play_pair(
         } else {
             play_game(b, a, &start, &moves, config.max_plies, true)
         };
-        let result = match played.winner {
-            Some(Color::White) => "1-0",
-            Some(Color::Black) => "0-1",
-            None => "1/2-1/2",
-        };
-        ArenaGame {
-            opening: opening_text.clone(),
+        ArenaGame::new(
+            opening_text.clone(),
             a_is_white,
-            result: result.to_string(),
-            termination: played.termination,
-            plies: played.game.moves().len(),
-        }
+            (played.winner, played.termination),
+            &played.game,
+        )
     })
 }
 
@@ -594,7 +633,8 @@ pub fn run_arena(
     threads: usize,
     progress: &(dyn Fn(usize, usize, &ArenaResult) + Sync),
 ) -> Result<ArenaResult, String> {
-    let (name_a, name_b) = (make_a()?.name(), make_b()?.name());
+    let (mut a, mut b) = (make_a()?, make_b()?);
+    let (name_a, name_b) = (a.name(), b.name());
     let total = 2 * config.pairs;
     let summarize = |games: Vec<ArenaGame>| {
         ArenaResult::from_games(variant.id(), &name_a, &name_b, games, config.sprt.as_ref())
@@ -605,26 +645,34 @@ pub fn run_arena(
         decided_after: None,
         finished: Vec::new(),
     };
-    run_on_workers(
-        config.pairs,
-        threads,
-        &|| Ok((make_a()?, make_b()?)),
-        &|(a, b), pair| {
-            play_pair(
-                a.as_mut(),
-                b.as_mut(),
-                variant,
-                config,
-                config.first_pair + pair,
-            )
-        },
-        &mut |pair, games| {
-            collected.add(pair, games, config.sprt.as_ref());
-            let finished = collected.finished.clone();
-            progress(finished.len(), total, &summarize(finished));
-            collected.decided_after.is_some()
-        },
-    )?;
+    let mut on_pair = |pair: usize, games: [ArenaGame; 2]| {
+        collected.add(pair, games, config.sprt.as_ref());
+        let finished = collected.finished.clone();
+        progress(finished.len(), total, &summarize(finished));
+        collected.decided_after.is_some()
+    };
+    if lockstep::suits(a.as_mut(), b.as_mut()) {
+        lockstep::play([(a, make_a), (b, make_b)], variant, config, &mut on_pair)?;
+    } else {
+        // Batch-1 searches, one game per core: one libtorch thread each beats threads that
+        // synchronise for every small operation.
+        let _one_thread = (threads > 1).then(OneTorchThread::new);
+        run_on_workers(
+            config.pairs,
+            threads,
+            &|| Ok((make_a()?, make_b()?)),
+            &|(a, b), pair| {
+                play_pair(
+                    a.as_mut(),
+                    b.as_mut(),
+                    variant,
+                    config,
+                    config.first_pair + pair,
+                )
+            },
+            &mut on_pair,
+        )?;
+    }
     let pairs = collected.decided_after.unwrap_or(config.pairs);
     Ok(summarize(collected.prefix(pairs)))
 }

@@ -1,9 +1,11 @@
-//! Games between players on worker threads: paired openings, the score with its Elo
-//! interval and an SPRT, ratings of many players on one scale (the strength ladder), and
+//! Games between players on worker threads (or all at once in lockstep, their network
+//! leaves batched: [`lockstep`]): paired openings, the score with its Elo interval and an
+//! SPRT, ratings of many players on one scale (the strength ladder), and
 //! datasets of games played by any player.
 
 pub mod arena;
 pub mod ladder;
+pub mod lockstep;
 pub mod player_games;
 pub mod rating;
 pub mod series;

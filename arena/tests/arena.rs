@@ -218,6 +218,50 @@ fn openings_are_paired_with_colours_swapped() {
     assert_eq!(openings.len(), 3, "each pair has its own opening");
 }
 
+/// The model-free evaluator's outputs do not depend on the batch, so an arena of MCTS
+/// players without a time limit (all games in lockstep, their leaves batched) plays
+/// exactly the games of one game per thread (forced by a time limit far beyond the
+/// simulations), the SPRT stopping after the same pairs.
+#[test]
+fn games_in_lockstep_are_the_games_played_one_at_a_time() {
+    let config = ArenaConfig {
+        pairs: 3,
+        first_pair: 1,
+        opening_plies: 4,
+        max_plies: 60,
+        seed: 5,
+        sprt: Some(SprtConfig::new(0.0, 300.0)),
+    };
+    let no_report = |_: usize, _: usize, _: &ArenaResult| {};
+    for b in ["alphabeta:depth=1", "uniform:sims=12:batch=4", "random"] {
+        let lockstep = run_arena(
+            &spec("uniform:sims=16", 0),
+            &spec(b, 1),
+            Variant::Chess,
+            &config,
+            2,
+            &no_report,
+        )
+        .unwrap();
+        let one_at_a_time = run_arena(
+            &spec("uniform:sims=16:ms=600000", 0),
+            &spec(b, 1),
+            Variant::Chess,
+            &config,
+            2,
+            &no_report,
+        )
+        .unwrap();
+        assert_eq!(lockstep.game_results, one_at_a_time.game_results, "{b}");
+        assert_eq!(lockstep.sprt, one_at_a_time.sprt, "{b}");
+        assert!(lockstep.games >= 2, "{b}: {}", lockstep.summary_line());
+        assert!(
+            lockstep.game_results.iter().any(|g| g.plies > 20),
+            "{b}: the games were played"
+        );
+    }
+}
+
 #[test]
 fn elo_arithmetic() {
     assert!(elo_from_score(0.5).abs() < 1e-9);

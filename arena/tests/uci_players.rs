@@ -134,20 +134,24 @@ fn a_broken_engine_loses_with_the_reason_and_the_arena_goes_on() {
     for (fault, reason) in cases {
         let command = fake_engine(tmp.path(), &format!("fake-{fault}"), fault);
         let fake = spec(&format!("uci:{command}:depth=1:timeout=1:Hash=8"));
-        let started = Instant::now();
-        let result = arena(&fake, &spec("random"), 2, 0);
-        assert!(started.elapsed() < Duration::from_secs(15), "{fault}");
-        assert_eq!((result.games, result.losses), (4, 4), "{fault}: {result:?}");
-        for game in &result.game_results {
-            assert_eq!(
-                game.termination,
-                format!("{fake} failed: {reason}"),
-                "{fault}"
-            );
-        }
-        // A crash or hang comes mid-game, after the fake's first (legal) move.
-        if fault != "hang" {
-            assert!(result.game_results.iter().all(|g| g.plies >= 2), "{fault}");
+        // Against an MCTS player the arena plays its games in lockstep, the fake's moves
+        // among the network steps; against the random mover one game at a time.
+        for opponent in ["random", "uniform:sims=4"] {
+            let started = Instant::now();
+            let result = arena(&fake, &spec(opponent), 2, 0);
+            assert!(started.elapsed() < Duration::from_secs(15), "{fault}");
+            assert_eq!((result.games, result.losses), (4, 4), "{fault}: {result:?}");
+            for game in &result.game_results {
+                assert_eq!(
+                    game.termination,
+                    format!("{fake} failed: {reason}"),
+                    "{fault} against {opponent}"
+                );
+            }
+            // A crash or hang comes mid-game, after the fake's first (legal) move.
+            if fault != "hang" {
+                assert!(result.game_results.iter().all(|g| g.plies >= 2), "{fault}");
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::{
 };
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult};
 use ninjazero_data::finished_game_ids;
-use ninjazero_model::{Model, OneTorchThread};
+use ninjazero_model::Model;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -610,8 +610,6 @@ pub fn arena_worker(
     };
     let (a, b) = (arena.a.spec(ctx)?, arena.b.spec(ctx)?);
     progress.stage_started("arena", 2 * pairs.len() as u64);
-    // Arena players search one leaf at a time: one game per core, one libtorch thread each.
-    let one_thread = OneTorchThread::new();
     let result = run_arena(
         &a.factory(ctx.variant, ctx.device, ctx.config.seed),
         &b.factory(ctx.variant, ctx.device, ctx.config.seed + 1),
@@ -626,7 +624,6 @@ pub fn arena_worker(
             );
         },
     );
-    drop(one_thread);
     progress.stage_finished();
     let result = result.map_err(PipelineError::Arena)?;
     put_json_new(ctx.store, &key, &result)?;

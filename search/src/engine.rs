@@ -12,7 +12,7 @@ use crate::alphabeta::{
 use crate::mcts::MctsSearch;
 use crate::mcts::RootPolicy;
 use crate::SearchConfig;
-use ninjazero_model::{Evaluation, Evaluator};
+use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Game, Move};
 use rand::rngs::StdRng;
@@ -200,6 +200,12 @@ pub trait Engine: Send {
         self.search(game, &limits, &AtomicBool::new(false), &mut |_| {})
             .map(|info| info.best)
     }
+
+    /// The engine as an [`MctsEngine`], whose moves a driver of many games can search a
+    /// network call at a time ([`MctsEngine::move_search`]); None for other engines.
+    fn as_mcts(&mut self) -> Option<&mut MctsEngine> {
+        None
+    }
 }
 
 /// Builds an engine; every worker thread of an arena builds its own.
@@ -260,6 +266,67 @@ impl MctsEngine {
         self.rng = StdRng::seed_from_u64(seed);
         self
     }
+
+    /// The random stream of the game [`Engine::new_game`] is told `seed`.
+    pub fn game_rng(&self, seed: u64) -> StdRng {
+        StdRng::seed_from_u64(derive_seed(self.seed, SeedStream::Game, seed))
+    }
+
+    /// How the engine searches a move, apart from its network: a driver of many games
+    /// starts their searches with it and evaluates all their leaves in one call of
+    /// [`MctsEngine::evaluate`].
+    pub fn move_search(&self) -> MctsMoveSearch {
+        MctsMoveSearch {
+            config: self.config.clone(),
+            limits: self.limits,
+            leaves_per_call: self.batch,
+        }
+    }
+
+    /// Evaluates `requests` (of any number of searches) in one network call.
+    pub fn evaluate(&mut self, requests: &[EvalRequest<'_>], out: &mut Vec<Evaluation>) {
+        evaluate(&mut *self.evaluator, requests, out);
+    }
+}
+
+/// An [`MctsEngine`]'s move search without its network ([`MctsEngine::move_search`]).
+#[derive(Clone, Debug)]
+pub struct MctsMoveSearch {
+    config: SearchConfig,
+    limits: Limits,
+    leaves_per_call: usize,
+}
+
+impl MctsMoveSearch {
+    /// The search of `game`'s move with the engine's settings and limits, `rng` the game's
+    /// random stream ([`MctsEngine::game_rng`]): gather its leaves
+    /// ([`MctsSearch::gather`] with [`MctsMoveSearch::leaves_per_call`]), have them
+    /// evaluated and complete them until it is finished, as the engine's own search does.
+    pub fn start(&self, game: &Game, rng: &mut StdRng) -> MctsSearch {
+        start_move(&self.config, game, &self.limits, rng)
+    }
+
+    pub fn leaves_per_call(&self) -> usize {
+        self.leaves_per_call
+    }
+}
+
+/// A fresh search of `game`'s move within `limits`.
+fn start_move(config: &SearchConfig, game: &Game, limits: &Limits, rng: &mut StdRng) -> MctsSearch {
+    let mut search = MctsSearch::new(game.position().clone(), config);
+    let budget = limits.simulation_budget() as u32;
+    search.start(budget, RootPolicy::of(config, false), rng);
+    search
+}
+
+/// `requests` evaluated in one call into `out`, one evaluation each.
+fn evaluate(
+    evaluator: &mut (dyn Evaluator + Send),
+    requests: &[EvalRequest<'_>],
+    out: &mut Vec<Evaluation>,
+) {
+    out.resize_with(requests.len(), Evaluation::default);
+    evaluator.evaluate(requests, out);
 }
 
 impl Engine for MctsEngine {
@@ -268,11 +335,15 @@ impl Engine for MctsEngine {
     }
 
     fn new_game(&mut self, seed: u64) {
-        self.rng = StdRng::seed_from_u64(derive_seed(self.seed, SeedStream::Game, seed));
+        self.rng = self.game_rng(seed);
     }
 
     fn limits(&self) -> Limits {
         self.limits
+    }
+
+    fn as_mcts(&mut self) -> Option<&mut MctsEngine> {
+        Some(self)
     }
 
     /// Simulations up to [`Limits::simulation_budget`], stopping early on the time limit or
@@ -288,16 +359,15 @@ impl Engine for MctsEngine {
         report: &mut dyn FnMut(&SearchInfo),
     ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
-        let mut search = MctsSearch::new(game.position().clone(), &self.config);
-        let budget = limits.simulation_budget() as u32;
-        search.start(budget, RootPolicy::of(&self.config, false), &mut self.rng);
+        let mut search = start_move(&self.config, game, limits, &mut self.rng);
         let mut last_report = started;
         loop {
-            let waiting = search.gather(game.hashes(), self.batch);
-            if waiting > 0 {
-                self.evaluation.resize_with(waiting, Evaluation::default);
-                self.evaluator
-                    .evaluate(&search.requests(), &mut self.evaluation);
+            if search.gather(game.hashes(), self.batch) > 0 {
+                evaluate(
+                    &mut *self.evaluator,
+                    &search.requests(),
+                    &mut self.evaluation,
+                );
                 search.complete_leaves(&self.evaluation, &mut self.rng);
             }
             if search.root_is_terminal() {

@@ -28,8 +28,8 @@ pub mod uci_engine;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole};
 pub use engine::{
-    AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, RandomEngine, Score, SearchError,
-    SearchInfo,
+    AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, MctsMoveSearch, RandomEngine,
+    Score, SearchError, SearchInfo,
 };
 pub use material::MaterialTable;
 pub use mcts::{MctsSearch, RootPolicy, Step};

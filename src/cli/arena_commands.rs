@@ -55,7 +55,10 @@ pub struct ArenaArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Games played at the same time, each with its own players (the results do not depend
-    /// on it). Default: one per core. [range: 1 to 1024]
+    /// on it). Default: one per core. Players without a time limit, one of them MCTS,
+    /// instead play all the games at once, each MCTS player's leaves of every game going to
+    /// its network in one call (results repeat on one machine, but may differ in a close
+    /// move from one game at a time). [range: 1 to 1024]
     #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]
     threads: Option<usize>,
     /// cpu, cuda, cuda:N or auto (for checkpoint players).
@@ -89,10 +92,6 @@ pub fn run(args: ArenaArgs) -> CliResult {
         ArenaResult::check_writable(path).map_err(|e| format!("--out {}: {e}", path.display()))?;
     }
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
-    if threads > 1 {
-        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
-        tch::set_num_threads(1);
-    }
     let config = ArenaConfig {
         pairs: args.pairs,
         first_pair: 0,

@@ -60,10 +60,6 @@ pub fn job(args: LadderArgs, shard: Option<Shard>) -> anyhow::Result<LadderJob> 
     // The spec's own error names the player: `player 'x': ...`.
     let player: EngineSpec = args.player.parse()?;
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
-    if threads > 1 {
-        // Batch-1 searches: one libtorch thread per game beats threads that synchronise.
-        tch::set_num_threads(1);
-    }
     Ok(LadderJob {
         variant: args.variant,
         player,

@@ -1,0 +1,264 @@
+//! An arena's games all at once, their network leaves batched.
+//!
+//! One arena game at a time per core evaluates an MCTS player's leaves one at a time, which
+//! leaves most of a network's speed unused: on 2 CPU cores the tiny network evaluates
+//! about twice as many positions per second in batches of 16 as two games at batch 1
+//! do, and a GPU nearly all of it. When no player has a time limit (so that a searched
+//! move does not depend on the clock), the arena plays its games in lockstep instead:
+//! each step, every game whose mover is an MCTS player searches on to its next leaves,
+//! and each such player's leaves of all the games go to its network in one call; a game
+//! whose mover is another engine (random, alpha-beta) plays that move in the step. The
+//! batches are made in game order, so an arena repeats game for game on one machine. Its
+//! games are not those of one game at a time: a network's outputs move in the last bits
+//! with the batch size, which can turn a close choice of move.
+
+use crate::arena::{game_over, game_seed, opening, play_searched, ArenaConfig, ArenaGame, GameEnd};
+use ninjazero_model::{EvalRequest, Evaluation};
+use ninjazero_rules::{Color, Game, Position, Variant};
+use ninjazero_search::{
+    Engine, EngineFactory, MctsEngine, MctsMoveSearch, MctsSearch, SearchError,
+};
+use rand::rngs::StdRng;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Games played at once at most: full network batches on a GPU, the trees' memory bounded.
+const GAMES_AT_ONCE: usize = 256;
+
+/// Whether two players suit lockstep: at least one MCTS player, and neither limited by time.
+pub(crate) fn suits(a: &mut dyn Engine, b: &mut dyn Engine) -> bool {
+    let untimed = |e: &dyn Engine| e.limits().time.is_none();
+    (a.as_mcts().is_some() || b.as_mcts().is_some()) && untimed(&*a) && untimed(&*b)
+}
+
+/// One side of every game: A or B.
+enum Side<'f> {
+    /// An MCTS engine (its move search, and the engine whose network evaluates the leaves of
+    /// all the games).
+    Mcts(MctsMoveSearch, Box<dyn Engine>),
+    /// Any other engine: each game gets its own from the factory.
+    PerGame(&'f EngineFactory<'f>),
+}
+
+/// What a game holds of one side.
+enum Player {
+    /// The game's random stream of an MCTS side.
+    Mcts(Box<StdRng>),
+    Engine(Box<dyn Engine>),
+}
+
+/// A game under way.
+struct LiveGame {
+    /// The arena's pair number (0 for its first pair).
+    pair: usize,
+    a_is_white: bool,
+    opening: Vec<String>,
+    game: Game,
+    /// A's and B's.
+    players: [Player; 2],
+    /// The MCTS search of the mover's move, while it lasts.
+    search: Option<MctsSearch>,
+    /// Leaves of that search waiting for the network.
+    waiting: usize,
+    end: Option<GameEnd>,
+}
+
+impl LiveGame {
+    /// Game `index` of the arena: pair `index / 2`, A as White in the first of the pair.
+    fn new(
+        sides: &mut [Side; 2],
+        start: &Position,
+        config: &ArenaConfig,
+        index: usize,
+    ) -> Result<LiveGame, String> {
+        let (pair, a_is_white) = (index / 2, index % 2 == 0);
+        let number = config.first_pair + pair;
+        let moves = opening(start, config.opening_plies, config.seed, number);
+        let seed = game_seed(config.seed, 2 * number + usize::from(!a_is_white));
+        let player = |side: &mut Side| -> Result<Player, String> {
+            Ok(match side {
+                Side::Mcts(_, engine) => Player::Mcts(Box::new(mcts(engine).game_rng(seed))),
+                Side::PerGame(factory) => {
+                    let mut engine = factory()?;
+                    engine.new_game(seed);
+                    Player::Engine(engine)
+                }
+            })
+        };
+        let [a, b] = sides;
+        let players = [player(a)?, player(b)?];
+        let mut game = Game::from_position(start.clone());
+        for &m in &moves {
+            game.play_unchecked(m);
+        }
+        Ok(LiveGame {
+            pair,
+            a_is_white,
+            opening: moves.iter().map(|m| m.to_string()).collect(),
+            game,
+            players,
+            search: None,
+            waiting: 0,
+            end: None,
+        })
+    }
+
+    fn into_record(self) -> ArenaGame {
+        let end = self.end.expect("the game ended");
+        ArenaGame::new(self.opening, self.a_is_white, end, &self.game)
+    }
+
+    /// The side to move: 0 for A, 1 for B.
+    fn mover(&self) -> usize {
+        usize::from((self.game.position().turn() == Color::White) != self.a_is_white)
+    }
+
+    /// Plays on until the game ends or its MCTS mover's leaves wait for the network.
+    fn advance(
+        &mut self,
+        sides: &[Option<MctsMoveSearch>; 2],
+        names: &[String; 2],
+        max_plies: u32,
+    ) {
+        while self.end.is_none() {
+            if let Some(end) = game_over(&self.game, max_plies, true) {
+                self.end = Some(end);
+                return;
+            }
+            let mover = self.mover();
+            let searched = match &mut self.players[mover] {
+                Player::Engine(engine) => {
+                    let limits = engine.limits();
+                    engine.search(&self.game, &limits, &AtomicBool::new(false), &mut |_| {})
+                }
+                Player::Mcts(rng) => {
+                    let settings = sides[mover]
+                        .as_ref()
+                        .expect("an MCTS side has its settings");
+                    let search = self
+                        .search
+                        .get_or_insert_with(|| settings.start(&self.game, rng));
+                    if !search.is_finished() {
+                        self.waiting =
+                            search.gather(self.game.hashes(), settings.leaves_per_call());
+                        if self.waiting > 0 {
+                            return;
+                        }
+                    }
+                    let search = self.search.take().expect("a search is under way");
+                    if search.root_is_terminal() {
+                        Err(SearchError::GameOver)
+                    } else {
+                        Ok(search.info(Duration::ZERO))
+                    }
+                }
+            };
+            if let Err(end) = play_searched(&mut self.game, searched, || names[mover].clone()) {
+                self.end = Some(end);
+            }
+        }
+    }
+
+    /// Takes the evaluations of the waiting leaves.
+    fn complete(&mut self, evaluations: &[Evaluation]) {
+        let mover = self.mover();
+        if let (Some(search), Player::Mcts(rng)) = (&mut self.search, &mut self.players[mover]) {
+            search.complete_leaves(evaluations, rng);
+        }
+        self.waiting = 0;
+    }
+}
+
+/// Plays the arena's pairs (openings `first_pair..first_pair + pairs`) in lockstep, at most
+/// [`GAMES_AT_ONCE`] games at a time, started in pair order: each player is its engine
+/// (named in the results) and the factory of its engines for other games. `on_pair(pair,
+/// games)` gets each finished pair (numbered from 0, A as White first) and returns true
+/// once no more are wanted.
+pub(crate) fn play(
+    players: [(Box<dyn Engine>, &EngineFactory); 2],
+    variant: Variant,
+    config: &ArenaConfig,
+    on_pair: &mut dyn FnMut(usize, [ArenaGame; 2]) -> bool,
+) -> Result<(), String> {
+    let names = [players[0].0.name(), players[1].0.name()];
+    let mut sides: [Side; 2] = players.map(|(mut engine, factory)| match engine.as_mcts() {
+        Some(mcts) => Side::Mcts(mcts.move_search(), engine),
+        None => Side::PerGame(factory),
+    });
+    let searches = [0, 1].map(|i| match &sides[i] {
+        Side::Mcts(search, _) => Some(search.clone()),
+        Side::PerGame(_) => None,
+    });
+    let start = Position::start(variant);
+    let mut live: Vec<LiveGame> = Vec::new();
+    let mut started = 0;
+    let mut first_halves: HashMap<usize, ArenaGame> = HashMap::new();
+    let mut evaluations: [Vec<Evaluation>; 2] = [Vec::new(), Vec::new()];
+    loop {
+        while live.len() < GAMES_AT_ONCE && started < 2 * config.pairs {
+            live.push(LiveGame::new(&mut sides, &start, config, started)?);
+            started += 1;
+        }
+        if live.is_empty() {
+            return Ok(());
+        }
+        live.par_iter_mut()
+            .for_each(|game| game.advance(&searches, &names, config.max_plies));
+        for (mover, side) in sides.iter_mut().enumerate() {
+            if let Side::Mcts(_, engine) = side {
+                let requests: Vec<EvalRequest> = live
+                    .iter()
+                    .filter(|g| g.waiting > 0 && g.mover() == mover)
+                    .flat_map(|g| g.search.as_ref().expect("a search waits").requests())
+                    .collect();
+                if !requests.is_empty() {
+                    mcts(engine).evaluate(&requests, &mut evaluations[mover]);
+                }
+            }
+        }
+        let mut next = [0, 0];
+        let slots: Vec<Option<(usize, Range<usize>)>> = live
+            .iter()
+            .map(|g| {
+                (g.waiting > 0).then(|| {
+                    let mover = g.mover();
+                    next[mover] += g.waiting;
+                    (mover, next[mover] - g.waiting..next[mover])
+                })
+            })
+            .collect();
+        live.par_iter_mut().zip(slots).for_each(|(game, slot)| {
+            if let Some((mover, leaves)) = slot {
+                game.complete(&evaluations[mover][leaves]);
+            }
+        });
+        let (ended, playing): (Vec<_>, Vec<_>) = live.into_iter().partition(|g| g.end.is_some());
+        live = playing;
+        for game in ended {
+            let pair = game.pair;
+            let record = game.into_record();
+            let Some(other) = first_halves.remove(&pair) else {
+                first_halves.insert(pair, record);
+                continue;
+            };
+            let games = if record.a_is_white {
+                [record, other]
+            } else {
+                [other, record]
+            };
+            if on_pair(pair, games) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The MCTS engine of an MCTS side.
+fn mcts(engine: &mut Box<dyn Engine>) -> &mut MctsEngine {
+    engine
+        .as_mcts()
+        .expect("an MCTS side's engine is an MCTS engine")
+}
