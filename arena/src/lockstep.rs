@@ -1,16 +1,15 @@
 //! An arena's games all at once, their network leaves batched.
 //!
-//! One arena game at a time per core evaluates an MCTS player's leaves one at a time, which
-//! leaves most of a network's speed unused: on 2 CPU cores the tiny network evaluates
-//! about twice as many positions per second in batches of 16 as two games at batch 1
-//! do, and a GPU nearly all of it. When no player has a time limit (so that a searched
-//! move does not depend on the clock), the arena plays its games in lockstep instead:
-//! each step, every game whose mover is an MCTS player searches on to its next leaves,
-//! and each such player's leaves of all the games go to its network in one call; a game
-//! whose mover is another engine (random, alpha-beta) plays that move in the step. The
-//! batches are made in game order, so an arena repeats game for game on one machine. Its
-//! games are not those of one game at a time: a network's outputs move in the last bits
-//! with the batch size, which can turn a close choice of move.
+//! Played one per core, an arena game of an MCTS player sends its network one position at
+//! a time, which leaves a GPU nearly idle. When no player has a time limit (so that a
+//! searched move does not depend on the clock), the arena plays its games in lockstep
+//! instead, as self-play does: each step, every game whose mover is an MCTS player
+//! searches on to its next leaves, and each such player's leaves of all the games go to its
+//! network in one call; a game whose mover is another engine (random, alpha-beta) plays
+//! that move in the step. The batches are made in game order, so an arena repeats game for
+//! game on one machine. Its games are those of one game per core where the evaluator's
+//! outputs do not depend on the batch; a network's outputs move in the last bits with the
+//! batch size, which could turn a close choice of move (not seen in the demo's arenas).
 
 use crate::arena::{game_over, game_seed, opening, play_searched, ArenaConfig, ArenaGame, GameEnd};
 use ninjazero_model::{EvalRequest, Evaluation};
@@ -207,34 +206,8 @@ pub(crate) fn play(
         }
         live.par_iter_mut()
             .for_each(|game| game.advance(&searches, &names, config.max_plies));
-        for (mover, side) in sides.iter_mut().enumerate() {
-            if let Side::Mcts(_, engine) = side {
-                let requests: Vec<EvalRequest> = live
-                    .iter()
-                    .filter(|g| g.waiting > 0 && g.mover() == mover)
-                    .flat_map(|g| g.search.as_ref().expect("a search waits").requests())
-                    .collect();
-                if !requests.is_empty() {
-                    mcts(engine).evaluate(&requests, &mut evaluations[mover]);
-                }
-            }
-        }
-        let mut next = [0, 0];
-        let slots: Vec<Option<(usize, Range<usize>)>> = live
-            .iter()
-            .map(|g| {
-                (g.waiting > 0).then(|| {
-                    let mover = g.mover();
-                    next[mover] += g.waiting;
-                    (mover, next[mover] - g.waiting..next[mover])
-                })
-            })
-            .collect();
-        live.par_iter_mut().zip(slots).for_each(|(game, slot)| {
-            if let Some((mover, leaves)) = slot {
-                game.complete(&evaluations[mover][leaves]);
-            }
-        });
+        evaluate_waiting_leaves(&mut sides, &live, &mut evaluations);
+        complete_waiting_leaves(&mut live, &evaluations);
         let (ended, playing): (Vec<_>, Vec<_>) = live.into_iter().partition(|g| g.end.is_some());
         live = playing;
         for game in ended {
@@ -254,6 +227,47 @@ pub(crate) fn play(
             }
         }
     }
+}
+
+/// Each MCTS side's waiting leaves of all the games, in game order, in one network call
+/// into that side's `evaluations`.
+fn evaluate_waiting_leaves(
+    sides: &mut [Side; 2],
+    live: &[LiveGame],
+    evaluations: &mut [Vec<Evaluation>; 2],
+) {
+    for (mover, (side, out)) in sides.iter_mut().zip(evaluations).enumerate() {
+        if let Side::Mcts(_, engine) = side {
+            let requests: Vec<EvalRequest> = live
+                .iter()
+                .filter(|g| g.waiting > 0 && g.mover() == mover)
+                .flat_map(|g| g.search.as_ref().expect("a search waits").requests())
+                .collect();
+            if !requests.is_empty() {
+                mcts(engine).evaluate(&requests, out);
+            }
+        }
+    }
+}
+
+/// Hands each game with waiting leaves its share of its mover's `evaluations`.
+fn complete_waiting_leaves(live: &mut [LiveGame], evaluations: &[Vec<Evaluation>; 2]) {
+    let mut next = [0, 0];
+    let shares: Vec<Option<(usize, Range<usize>)>> = live
+        .iter()
+        .map(|g| {
+            (g.waiting > 0).then(|| {
+                let mover = g.mover();
+                next[mover] += g.waiting;
+                (mover, next[mover] - g.waiting..next[mover])
+            })
+        })
+        .collect();
+    live.par_iter_mut().zip(shares).for_each(|(game, share)| {
+        if let Some((mover, leaves)) = share {
+            game.complete(&evaluations[mover][leaves]);
+        }
+    });
 }
 
 /// The MCTS engine of an MCTS side.

@@ -648,13 +648,21 @@ const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility", "pick"
 /// scores, which are the search's to play).
 pub const MAX_PICK_MARGIN: f32 = 5.0;
 
-/// `pick=M`: Pawns from 0 to [`MAX_PICK_MARGIN`].
+/// `pick=M`: Pawns from 0 to [`MAX_PICK_MARGIN`], in whole centipawns.
 fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
     let margin: f32 = parse_number(spec, key, value, "a number (Pawns)")?;
     if !(0.0..=MAX_PICK_MARGIN).contains(&margin) {
         return Err(invalid(
             spec,
             format!("pick must be 0 to {MAX_PICK_MARGIN} Pawns, got {value}"),
+        ));
+    }
+    // The search scores in whole centipawns: a finer margin would be rounded unseen.
+    let centipawns = margin * 100.0;
+    if (centipawns - centipawns.round()).abs() > 1e-3 {
+        return Err(invalid(
+            spec,
+            format!("pick must be a whole number of centipawns (e.g. 0.25), got {value}"),
         ));
     }
     Ok(margin)
@@ -875,6 +883,7 @@ mod tests {
             ("alphabeta:n.safetensors:depth=2:pick=NaN", "player 'alphabeta:n.safetensors:depth=2:pick=NaN': pick must be 0 to 5 Pawns, got NaN"),
             ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 Pawns, got -0.1"),
             ("alphabeta:n.safetensors:depth=2:pick=x", "player 'alphabeta:n.safetensors:depth=2:pick=x': pick must be a number (Pawns), got 'x'"),
+            ("alphabeta:n.safetensors:depth=2:pick=0.123", "player 'alphabeta:n.safetensors:depth=2:pick=0.123': pick must be a whole number of centipawns (e.g. 0.25), got 0.123"),
             ("alphabeta:n.safetensors", "player 'alphabeta:n.safetensors': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
