@@ -232,26 +232,20 @@ fn games_in_lockstep_are_the_games_played_one_at_a_time() {
         seed: 5,
         sprt: Some(SprtConfig::new(0.0, 300.0)),
     };
-    let no_report = |_: usize, _: usize, _: &ArenaResult| {};
     for b in ["alphabeta:depth=1", "uniform:sims=12:batch=4", "random"] {
-        let lockstep = run_arena(
-            &spec("uniform:sims=16", 0),
-            &spec(b, 1),
-            Variant::Chess,
-            &config,
-            2,
-            &no_report,
-        )
-        .unwrap();
-        let one_at_a_time = run_arena(
-            &spec("uniform:sims=16:ms=600000", 0),
-            &spec(b, 1),
-            Variant::Chess,
-            &config,
-            2,
-            &no_report,
-        )
-        .unwrap();
+        let play = |a: &'static str| {
+            run_arena(
+                &spec(a, 0),
+                &spec(b, 1),
+                Variant::Chess,
+                &config,
+                2,
+                &|_, _, _| {},
+            )
+            .unwrap()
+        };
+        let lockstep = play("uniform:sims=16");
+        let one_at_a_time = play("uniform:sims=16:ms=600000");
         assert_eq!(lockstep.game_results, one_at_a_time.game_results, "{b}");
         assert_eq!(lockstep.sprt, one_at_a_time.sprt, "{b}");
         assert!(lockstep.games >= 2, "{b}: {}", lockstep.summary_line());
