@@ -437,6 +437,13 @@ pub(crate) fn play_searched(
     }
 }
 
+/// Plays `player`'s move, searched with its own limits ([`play_searched`]).
+pub(crate) fn play_own_move(game: &mut Game, player: &mut dyn Engine) -> Result<f32, GameEnd> {
+    let limits = player.limits();
+    let searched = player.search(game, &limits, &AtomicBool::new(false), &mut |_| {});
+    play_searched(game, searched, || player.name())
+}
+
 /// A game played to its end by two players.
 pub struct PlayedGame {
     /// The moves from the start position, opening included.
@@ -476,9 +483,7 @@ pub fn play_game(
             Color::White => &mut *white,
             Color::Black => &mut *black,
         };
-        let limits = player.limits();
-        let searched = player.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
-        match play_searched(&mut game, searched, || player.name()) {
+        match play_own_move(&mut game, player) {
             Ok(value) => values.push(value),
             Err(end) => break end,
         }
@@ -530,7 +535,7 @@ pub fn run_on_workers<S, R>(
 }
 
 /// The seed a player gets before game `index` of a series (see [`Engine::new_game`]).
-pub(crate) fn game_seed(series_seed: u64, index: usize) -> u64 {
+fn game_seed(series_seed: u64, index: usize) -> u64 {
     derive_seed(series_seed, SeedStream::SeriesGame, index as u64 + 1)
 }
 
@@ -552,6 +557,12 @@ pub fn play_series_game(
     play_game(white, black, start, &moves, max_plies, false)
 }
 
+/// The seed both players get before game `a_is_white` of pair `pair` (the opening's
+/// number), whichever way the arena is played.
+pub(crate) fn pair_game_seed(config: &ArenaConfig, pair: usize, a_is_white: bool) -> u64 {
+    game_seed(config.seed, 2 * pair + usize::from(!a_is_white))
+}
+
 /// Plays pair `pair` (the opening's number): A as White, then A as Black, from the same
 /// opening.
 fn play_pair(
@@ -565,7 +576,7 @@ fn play_pair(
     let moves = opening(&start, config.opening_plies, config.seed, pair);
     let opening_text: Vec<String> = moves.iter().map(|m| m.to_string()).collect();
     [true, false].map(|a_is_white| {
-        let seed = game_seed(config.seed, 2 * pair + usize::from(!a_is_white));
+        let seed = pair_game_seed(config, pair, a_is_white);
         a.new_game(seed);
         b.new_game(seed);
         let played = if a_is_white {

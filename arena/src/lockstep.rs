@@ -11,7 +11,10 @@
 //! outputs do not depend on the batch; a network's outputs move in the last bits with the
 //! batch size, which could turn a close choice of move (not seen in the demo's arenas).
 
-use crate::arena::{game_over, game_seed, opening, play_searched, ArenaConfig, ArenaGame, GameEnd};
+use crate::arena::{
+    game_over, opening, pair_game_seed, play_own_move, play_searched, ArenaConfig, ArenaGame,
+    GameEnd,
+};
 use ninjazero_model::{EvalRequest, Evaluation};
 use ninjazero_rules::{Color, Game, Position, Variant};
 use ninjazero_search::{
@@ -21,7 +24,6 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Games played at once at most: full network batches on a GPU, the trees' memory bounded.
@@ -76,7 +78,7 @@ impl LiveGame {
         let (pair, a_is_white) = (index / 2, index % 2 == 0);
         let number = config.first_pair + pair;
         let moves = opening(start, config.opening_plies, config.seed, number);
-        let seed = game_seed(config.seed, 2 * number + usize::from(!a_is_white));
+        let seed = pair_game_seed(config, number, a_is_white);
         let player = |side: &mut Side| -> Result<Player, String> {
             Ok(match side {
                 Side::Mcts(_, engine) => Player::Mcts(Box::new(mcts(engine).game_rng(seed))),
@@ -128,11 +130,8 @@ impl LiveGame {
                 return;
             }
             let mover = self.mover();
-            let searched = match &mut self.players[mover] {
-                Player::Engine(engine) => {
-                    let limits = engine.limits();
-                    engine.search(&self.game, &limits, &AtomicBool::new(false), &mut |_| {})
-                }
+            let played = match &mut self.players[mover] {
+                Player::Engine(engine) => play_own_move(&mut self.game, engine.as_mut()),
                 Player::Mcts(rng) => {
                     let settings = sides[mover]
                         .as_ref()
@@ -148,14 +147,15 @@ impl LiveGame {
                         }
                     }
                     let search = self.search.take().expect("a search is under way");
-                    if search.root_is_terminal() {
+                    let searched = if search.root_is_terminal() {
                         Err(SearchError::GameOver)
                     } else {
                         Ok(search.info(Duration::ZERO))
-                    }
+                    };
+                    play_searched(&mut self.game, searched, || names[mover].clone())
                 }
             };
-            if let Err(end) = play_searched(&mut self.game, searched, || names[mover].clone()) {
+            if let Err(end) = played {
                 self.end = Some(end);
             }
         }
