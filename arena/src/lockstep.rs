@@ -37,9 +37,8 @@ pub(crate) fn suits(a: &mut dyn Engine, b: &mut dyn Engine) -> bool {
 
 /// One side of every game: A or B.
 enum Side<'f> {
-    /// An MCTS engine (its move search, and the engine whose network evaluates the leaves of
-    /// all the games).
-    Mcts(MctsMoveSearch, Box<dyn Engine>),
+    /// An MCTS engine, whose network evaluates the leaves of all the games.
+    Mcts(Box<dyn Engine>),
     /// Any other engine: each game gets its own from the factory.
     PerGame(&'f EngineFactory<'f>),
 }
@@ -81,7 +80,7 @@ impl LiveGame {
         let seed = pair_game_seed(config, number, a_is_white);
         let player = |side: &mut Side| -> Result<Player, String> {
             Ok(match side {
-                Side::Mcts(_, engine) => Player::Mcts(Box::new(mcts(engine).game_rng(seed))),
+                Side::Mcts(engine) => Player::Mcts(Box::new(mcts(engine).game_rng(seed))),
                 Side::PerGame(factory) => {
                     let mut engine = factory()?;
                     engine.new_game(seed);
@@ -183,14 +182,15 @@ pub(crate) fn play(
     on_pair: &mut dyn FnMut(usize, [ArenaGame; 2]) -> bool,
 ) -> Result<(), String> {
     let names = [players[0].0.name(), players[1].0.name()];
-    let mut sides: [Side; 2] = players.map(|(mut engine, factory)| match engine.as_mcts() {
-        Some(mcts) => Side::Mcts(mcts.move_search(), engine),
-        None => Side::PerGame(factory),
-    });
-    let searches = [0, 1].map(|i| match &sides[i] {
-        Side::Mcts(search, _) => Some(search.clone()),
-        Side::PerGame(_) => None,
-    });
+    let [(search_a, side_a), (search_b, side_b)] =
+        players.map(|(mut engine, factory)| {
+            match engine.as_mcts().map(|mcts| mcts.move_search()) {
+                Some(search) => (Some(search), Side::Mcts(engine)),
+                None => (None, Side::PerGame(factory)),
+            }
+        });
+    let searches = [search_a, search_b];
+    let mut sides = [side_a, side_b];
     let start = Position::start(variant);
     let mut live: Vec<LiveGame> = Vec::new();
     let mut started = 0;
@@ -237,7 +237,7 @@ fn evaluate_waiting_leaves(
     evaluations: &mut [Vec<Evaluation>; 2],
 ) {
     for (mover, (side, out)) in sides.iter_mut().zip(evaluations).enumerate() {
-        if let Side::Mcts(_, engine) = side {
+        if let Side::Mcts(engine) = side {
             let requests: Vec<EvalRequest> = live
                 .iter()
                 .filter(|g| g.waiting > 0 && g.mover() == mover)
