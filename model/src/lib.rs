@@ -1,6 +1,6 @@
 //! The NinjaZero model: position → tensor encoding, the move ↔ policy index map, the
-//! policy/value ResNet (libtorch through `tch`), checkpoints, and the batched evaluators the
-//! searcher calls.
+//! policy/value ResNet (libtorch through `tch`), checkpoints, the batched evaluators the
+//! searcher calls, and the learnt piece-square evaluation alpha-beta searches with.
 //!
 //! ```no_run
 //! use ninjazero_model::{EvalRequest, Evaluation, Evaluator, Model, NetworkEvaluator, Preset};
@@ -20,6 +20,7 @@ pub mod encoding;
 pub mod evaluator;
 pub mod kernels;
 pub mod net;
+pub mod piece_square;
 pub mod policy;
 pub mod threads;
 
@@ -31,5 +32,8 @@ pub use evaluator::{
 };
 pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
 pub use net::{NetConfig, PolicyValueNet, Preset};
+pub use piece_square::{
+    FitSummary, PieceSquareError, PieceSquareEval, PieceSquareLayout, PIECE_SQUARE_VERSION,
+};
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};
 pub use threads::OneTorchThread;

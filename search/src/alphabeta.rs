@@ -23,6 +23,10 @@
 //! network call per move); the network only judges between moves the search finds about
 //! as good.
 //!
+//! Or a learnt piece-square evaluation replaces material plus mobility
+//! ([`AlphaBetaConfig::learnt`]): weights fitted to self-play games' results, evaluated at
+//! the search's full speed.
+//!
 //! Mobility is measured cheaply: the search generates the legal moves of every node anyway,
 //! so a leaf's mobility term is (our legal moves at the leaf) minus (the opponent's legal
 //! moves at its parent, one ply earlier). The rules core has no null move, and this needs
@@ -30,11 +34,12 @@
 
 use crate::engine::{Limits, Score};
 use crate::material::MaterialTable;
-use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
+use ninjazero_model::{EvalRequest, Evaluation, Evaluator, PieceSquareEval};
 use ninjazero_rules::{piece_values, ByRole, Color, Game, Move, MoveList, Position};
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The score of being mated now; a mate in `n` plies scores `MATE - n` for the winner.
@@ -53,6 +58,11 @@ const TT_SIZE: usize = 1 << 18;
 const FIRST_HORIZON_BATCH: usize = 4;
 const HISTORY_SQUARES: usize = 120;
 
+/// Centipawns per unit of log-odds of a learnt evaluation: the slope at 0 of the mapping
+/// from an expected score to centipawns ([`Score::centipawns`]), so that a learnt score
+/// reported in centipawns reads back as about the expected score the evaluation meant.
+pub const CENTIPAWNS_PER_LOG_ODDS: f32 = 225.0;
+
 /// The deepest iteration the engine runs (plies, before quiescence), also without a depth
 /// limit.
 pub const MAX_DEPTH: u32 = MAX_PLY as u32 / 2;
@@ -64,6 +74,9 @@ pub struct AlphaBetaConfig {
     pub piece_values: ByRole<f32>,
     /// Pawns per legal move of mobility difference.
     pub mobility_weight: f32,
+    /// A learnt evaluation that replaces material plus mobility (see
+    /// [`AlphaBetaConfig::learnt`]).
+    pub piece_squares: Option<Arc<PieceSquareEval>>,
 }
 
 impl AlphaBetaConfig {
@@ -73,6 +86,19 @@ impl AlphaBetaConfig {
         AlphaBetaConfig {
             piece_values: ByRole::new(|_| 1.0),
             mobility_weight: 0.0,
+            piece_squares: None,
+        }
+    }
+
+    /// Evaluation by a learnt piece-square table (log-odds of winning, at
+    /// [`CENTIPAWNS_PER_LOG_ODDS`]); its piece values, on the same scale, order the moves
+    /// and score what captures win.
+    pub fn learnt(eval: Arc<PieceSquareEval>) -> AlphaBetaConfig {
+        let pawns_per_log_odds = CENTIPAWNS_PER_LOG_ODDS / 100.0;
+        AlphaBetaConfig {
+            piece_values: eval.piece_values().map(|v| v * pawns_per_log_odds),
+            mobility_weight: eval.mobility() * pawns_per_log_odds,
+            piece_squares: Some(eval),
         }
     }
 
@@ -94,6 +120,7 @@ impl Default for AlphaBetaConfig {
         AlphaBetaConfig {
             piece_values: ByRole::new(piece_values::rough),
             mobility_weight: 0.05,
+            piece_squares: None,
         }
     }
 }
@@ -335,9 +362,18 @@ impl AlphaBeta {
     /// The static evaluation of a position for its side to move, in centipawns: material on
     /// the board and in hand, plus mobility against `opponent_moves` (the opponent's legal
     /// move count one ply earlier).
+    /// With a learnt evaluation, its log-odds in centipawns.
     pub fn evaluate(&self, position: &Position, our_moves: usize, opponent_moves: usize) -> i32 {
-        self.material.balance(position)
-            + (self.mobility_cp * (our_moves as f32 - opponent_moves as f32)).round() as i32
+        let mobility = our_moves as i32 - opponent_moves as i32;
+        match &self.config.piece_squares {
+            Some(eval) => {
+                (CENTIPAWNS_PER_LOG_ODDS * eval.log_odds(position, mobility)).round() as i32
+            }
+            None => {
+                self.material.balance(position)
+                    + (self.mobility_cp * mobility as f32).round() as i32
+            }
+        }
     }
 
     /// Searches the game's current position by iterative deepening until a limit is

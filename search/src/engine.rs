@@ -451,8 +451,8 @@ pub struct AlphaBetaEngine {
     engine: AlphaBeta,
     limits: Limits,
     last: Option<AlphaBetaInfo>,
-    /// The name of the network it evaluates with, if any.
-    network: Option<String>,
+    /// The name of the network or learnt evaluation it evaluates with, if any.
+    evaluator: Option<String>,
 }
 
 impl AlphaBetaEngine {
@@ -461,8 +461,14 @@ impl AlphaBetaEngine {
             engine: AlphaBeta::new(config),
             limits,
             last: None,
-            network: None,
+            evaluator: None,
         }
+    }
+
+    /// The engine named `alphabeta:NAME:...` after the learnt evaluation it searches with.
+    pub fn named_after(mut self, evaluation: String) -> AlphaBetaEngine {
+        self.evaluator = Some(evaluation);
+        self
     }
 
     /// The engine with a network in `role` ([`AlphaBeta::with_network`]), named
@@ -478,7 +484,7 @@ impl AlphaBetaEngine {
             engine: AlphaBeta::with_network(config, evaluator, role),
             limits,
             last: None,
-            network: Some(network),
+            evaluator: Some(network),
         }
     }
 
@@ -525,8 +531,8 @@ impl Engine for AlphaBetaEngine {
     fn name(&self) -> String {
         let config = self.engine.config();
         let mut name = String::from("alphabeta");
-        if let Some(network) = &self.network {
-            name += &format!(":{network}");
+        if let Some(evaluator) = &self.evaluator {
+            name += &format!(":{evaluator}");
         }
         let role = self.engine.network_role();
         let defaults = AlphaBetaConfig::defaults(role == Some(NetworkRole::Evaluates));
@@ -539,6 +545,9 @@ impl Engine for AlphaBetaEngine {
         }
         if let Some(NetworkRole::Picks { margin }) = role {
             name += &format!(":pick={margin}");
+        }
+        if config.piece_squares.is_some() {
+            return name;
         }
         if config.piece_values != defaults.piece_values {
             name += ":values=custom";

@@ -26,7 +26,9 @@ pub mod spec;
 pub mod tree;
 pub mod uci_engine;
 
-pub use alphabeta::{AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole};
+pub use alphabeta::{
+    AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole, CENTIPAWNS_PER_LOG_ODDS,
+};
 pub use engine::{
     AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, MctsMoveSearch, RandomEngine,
     Score, SearchError, SearchInfo,
@@ -35,5 +37,5 @@ pub use material::MaterialTable;
 pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
-pub use spec::{EngineSpec, MctsBudget, SpecError, MAX_MCTS_BATCH, SPEC_HELP};
+pub use spec::{EngineSpec, MctsBudget, SpecError, MAX_MCTS_BATCH, PIECE_SQUARE_SUFFIX, SPEC_HELP};
 pub use uci_engine::{UciEngine, UciSettings};

@@ -9,11 +9,12 @@ use crate::alphabeta::{AlphaBetaConfig, NetworkRole, MAX_DEPTH};
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT};
 use crate::SearchConfig;
-use ninjazero_model::{Model, NetworkEvaluator, UniformEvaluator};
+use ninjazero_model::{Model, NetworkEvaluator, PieceSquareEval, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Simulations per move of an MCTS spec without `sims=` or `ms=`.
@@ -22,7 +23,7 @@ pub const DEFAULT_SIMULATIONS: u64 = 64;
 /// The spec forms, for error messages and help texts.
 pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
      mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
-     alphabeta[:PATH.safetensors]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
+     alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
@@ -109,12 +110,16 @@ pub enum EngineSpec {
     /// `values=` says otherwise, and it takes no `mobility=`. With `:pick=M` the network
     /// instead chooses among the root moves at most M Pawns below the search's best
     /// ([`crate::NetworkRole::Picks`]); the search evaluates as without a network.
+    /// `alphabeta:PATH.eval.json:...` evaluates with that learnt piece-square evaluation
+    /// ([`AlphaBetaConfig::learnt`]; `ninjazero fit-eval` writes it), which takes only the
+    /// limits.
     AlphaBeta {
         depth: Option<u32>,
         ms: Option<u64>,
         config: AlphaBetaConfig,
         network: Option<PathBuf>,
         pick: Option<f32>,
+        piece_squares: Option<PathBuf>,
     },
     /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
     /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
@@ -137,14 +142,31 @@ pub enum SpecError {
     /// The text is no valid spec.
     #[error("player '{spec}': {problem}")]
     Invalid { spec: String, problem: String },
-    #[error("player '{spec}': checkpoint file '{shown}' does not exist", shown = .path.display())]
-    MissingCheckpoint { spec: String, path: PathBuf },
+    /// The spec's checkpoint or learnt evaluation (`what`) is not there.
+    #[error("player '{spec}': {what} file '{shown}' does not exist", shown = .path.display())]
+    MissingFile {
+        spec: String,
+        what: &'static str,
+        path: PathBuf,
+    },
     /// The checkpoint cannot be loaded (for the variant, on the device).
     #[error("player '{spec}': {message}")]
     Checkpoint { spec: String, message: String },
     /// An external engine cannot be started or set up.
     #[error("player '{spec}': {message}")]
     Engine { spec: String, message: String },
+}
+
+/// A file's name without `suffix` (`gen-0001` of `runs/x/gen-0001.safetensors`), the name
+/// a player shows for its network or evaluation.
+fn short_name(path: &Path, suffix: &str) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| {
+            let name = name.to_string_lossy();
+            name.strip_suffix(suffix).unwrap_or(&name).to_string()
+        },
+    )
 }
 
 fn invalid(spec: &str, problem: String) -> SpecError {
@@ -171,6 +193,7 @@ impl EngineSpec {
             config: AlphaBetaConfig::default(),
             network: None,
             pick: None,
+            piece_squares: None,
         }
     }
 
@@ -213,12 +236,20 @@ impl EngineSpec {
                 config,
                 network,
                 pick,
+                piece_squares,
             } => {
                 let limits = Limits {
                     depth: *depth,
                     time: ms.map(Duration::from_millis),
                     ..Limits::default()
                 };
+                if let Some(path) = piece_squares {
+                    let eval = self.load_piece_squares(path, variant)?;
+                    return Ok(Box::new(
+                        AlphaBetaEngine::new(AlphaBetaConfig::learnt(Arc::new(eval)), limits)
+                            .named_after(short_name(path, PIECE_SQUARE_SUFFIX)),
+                    ));
+                }
                 match network {
                     None => Box::new(AlphaBetaEngine::new(config.clone(), limits)),
                     Some(checkpoint) => {
@@ -250,22 +281,38 @@ impl EngineSpec {
         variant: Variant,
         device: tch::Device,
     ) -> Result<(Model, String), SpecError> {
-        if !checkpoint.is_file() {
-            return Err(SpecError::MissingCheckpoint {
-                spec: self.to_string(),
-                path: checkpoint.to_path_buf(),
-            });
-        }
+        self.require_file(checkpoint, "checkpoint")?;
         let model =
             Model::load(checkpoint, Some(variant), device).map_err(|e| SpecError::Checkpoint {
                 spec: self.to_string(),
                 message: e.to_string(),
             })?;
-        let stem = checkpoint.file_stem().map_or_else(
-            || checkpoint.display().to_string(),
-            |s| s.to_string_lossy().into(),
-        );
-        Ok((model, stem))
+        Ok((model, short_name(checkpoint, CHECKPOINT_SUFFIX)))
+    }
+
+    /// A missing file is refused before anything is read, naming the spec.
+    fn require_file(&self, path: &Path, what: &'static str) -> Result<(), SpecError> {
+        if path.is_file() {
+            return Ok(());
+        }
+        Err(SpecError::MissingFile {
+            spec: self.to_string(),
+            what,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Loads a spec's learnt evaluation for `variant`.
+    fn load_piece_squares(
+        &self,
+        path: &Path,
+        variant: Variant,
+    ) -> Result<PieceSquareEval, SpecError> {
+        self.require_file(path, "evaluation")?;
+        PieceSquareEval::load(path, Some(variant)).map_err(|e| SpecError::Checkpoint {
+            spec: self.to_string(),
+            message: e.to_string(),
+        })
     }
 
     /// Starts a `uci:` spec's engine (a missing program is reported here, not mid-game).
@@ -349,13 +396,16 @@ impl FromStr for EngineSpec {
             }
             "alphabeta" => {
                 let (path, options) = split_path(&segments, ALPHABETA_OPTIONS);
+                if path.ends_with(PIECE_SQUARE_SUFFIX) {
+                    return learnt_alphabeta(spec, &path, options);
+                }
                 let (network, allowed) = if path.is_empty() {
                     (None, &ALPHABETA_OPTIONS[..4])
-                } else if !path.ends_with(".safetensors") {
+                } else if !path.ends_with(CHECKPOINT_SUFFIX) {
                     // Not a checkpoint: most likely a mistyped option.
                     return Err(invalid(
                         spec,
-                        format!("cannot read option '{path}': expected key=value or a checkpoint PATH.safetensors ({SPEC_HELP})"),
+                        format!("cannot read option '{path}': expected key=value, a checkpoint PATH.safetensors or a learnt evaluation PATH{PIECE_SQUARE_SUFFIX} ({SPEC_HELP})"),
                     ));
                 } else {
                     (Some(PathBuf::from(path)), ALPHABETA_OPTIONS)
@@ -394,18 +444,14 @@ impl FromStr for EngineSpec {
                         _ => {} // pick, read above
                     }
                 }
-                if depth.is_none() && ms.is_none() {
-                    return Err(invalid(
-                        spec,
-                        "alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3".into(),
-                    ));
-                }
+                require_alphabeta_limit(spec, depth, ms)?;
                 Ok(EngineSpec::AlphaBeta {
                     depth,
                     ms,
                     config,
                     network,
                     pick,
+                    piece_squares: None,
                 })
             }
             "uci" => parse_uci(spec, &segments),
@@ -434,9 +480,10 @@ impl fmt::Display for EngineSpec {
                 config,
                 network,
                 pick,
+                piece_squares,
             } => {
                 write!(f, "alphabeta")?;
-                if let Some(path) = network {
+                if let Some(path) = network.as_ref().or(piece_squares.as_ref()) {
                     write!(f, ":{}", path.display())?;
                 }
                 let defaults = AlphaBetaConfig::defaults(network.is_some() && pick.is_none());
@@ -644,6 +691,48 @@ const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
 /// The options of an alpha-beta spec (without a network, the first four).
 const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility", "pick"];
 
+/// How a checkpoint's file is named.
+const CHECKPOINT_SUFFIX: &str = ".safetensors";
+
+/// How the file of a learnt piece-square evaluation is named (`ninjazero fit-eval --out`).
+pub const PIECE_SQUARE_SUFFIX: &str = ".eval.json";
+
+/// `alphabeta:PATH.eval.json:depth=D|ms=T`: the limits only, since the file holds the
+/// whole evaluation.
+fn learnt_alphabeta(spec: &str, path: &str, options: &[&str]) -> Result<EngineSpec, SpecError> {
+    let options = parse_options(spec, options, &ALPHABETA_OPTIONS[..2])?;
+    let (mut depth, mut ms) = (None, None);
+    for (key, value) in options {
+        match key {
+            "depth" => depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?),
+            _ => ms = Some(parse_milliseconds(spec, value)?),
+        }
+    }
+    require_alphabeta_limit(spec, depth, ms)?;
+    Ok(EngineSpec::AlphaBeta {
+        depth,
+        ms,
+        config: AlphaBetaConfig::default(),
+        network: None,
+        pick: None,
+        piece_squares: Some(PathBuf::from(path)),
+    })
+}
+
+fn require_alphabeta_limit(
+    spec: &str,
+    depth: Option<u32>,
+    ms: Option<u64>,
+) -> Result<(), SpecError> {
+    if depth.is_none() && ms.is_none() {
+        return Err(invalid(
+            spec,
+            "alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The most Pawns below the search's best a picking network may choose (far from mate
 /// scores, which are the search's to play).
 pub const MAX_PICK_MARGIN: f32 = 5.0;
@@ -790,6 +879,8 @@ mod tests {
             "alphabeta:gen-0001.safetensors:ms=100",
             "alphabeta:runs/a:b/gen-0001.safetensors:depth=2:values=R=5,N=3",
             "alphabeta:gen-0001.safetensors:ms=100:pick=0.25:values=R=13.9:mobility=0",
+            "alphabeta:e2.eval.json:depth=3",
+            "alphabeta:runs/a:b/e2.eval.json:depth=4:ms=100",
             "uci:fairy-stockfish:depth=5",
             "uci:/usr/games/fairy-stockfish:ms=100:Skill Level=3",
             "uci:sf:depth=2:nodes=1000:ms=50:timeout=3:Hash=32:Skill Level=-5",
@@ -810,6 +901,10 @@ mod tests {
             ),
             ("mcts:x.safetensors", "mcts:x.safetensors:sims=64"),
             ("alphabeta:ms=50:depth=4", "alphabeta:depth=4:ms=50"),
+            (
+                "alphabeta:e.eval.json:ms=9:depth=2",
+                "alphabeta:e.eval.json:depth=2:ms=9",
+            ),
             (
                 "alphabeta:depth=2:values=n=3.5,b=3.25,P=1",
                 "alphabeta:depth=2:values=B=3.25,N=3.5",
@@ -884,6 +979,9 @@ mod tests {
             ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 Pawns, got -0.1"),
             ("alphabeta:n.safetensors:depth=2:pick=x", "player 'alphabeta:n.safetensors:depth=2:pick=x': pick must be a number (Pawns), got 'x'"),
             ("alphabeta:n.safetensors:depth=2:pick=0.123", "player 'alphabeta:n.safetensors:depth=2:pick=0.123': pick must be a whole number of centipawns (e.g. 0.25), got 0.123"),
+            ("alphabeta:e.eval.json", "player 'alphabeta:e.eval.json': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
+            ("alphabeta:e.eval.json:depth=2:values=N=3", "player 'alphabeta:e.eval.json:depth=2:values=N=3': unknown option 'values' (this player takes: depth, ms)"),
+            ("alphabeta:e.eval.json:depth=65", "player 'alphabeta:e.eval.json:depth=65': depth must be 1 to 64 plies, got 65"),
             ("alphabeta:n.safetensors", "player 'alphabeta:n.safetensors': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),

@@ -2,8 +2,11 @@
 //! simulations, never in wall-clock time), reports, the stop flag, and the MCTS core's
 //! resumable loop.
 
-use ninjazero_model::{EvalRequest, EvalTimings, Evaluation, Evaluator, UniformEvaluator};
-use ninjazero_rules::{Game, Position, Variant};
+use ninjazero_model::{
+    EvalRequest, EvalTimings, Evaluation, Evaluator, FitSummary, PieceSquareEval,
+    PieceSquareLayout, UniformEvaluator,
+};
+use ninjazero_rules::{Color, Game, Position, Role, Square, Variant};
 use ninjazero_search::tree::NodeState;
 use ninjazero_search::{
     AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, MctsEngine, MctsSearch,
@@ -637,4 +640,76 @@ fn a_picking_network_chooses_only_among_moves_within_the_margin() {
     }
     let mate_in_one = position("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
     assert_eq!(picked_move(&mate_in_one, "a1a2", 5.0, 3), "a1a8");
+}
+
+/// A learnt chess evaluation: the Queen worth 2 log-odds, every other piece nothing, and
+/// `bonus` for a Knight on the owner's d5 square.
+fn learnt_chess_eval(knight_on_d5: f32) -> PieceSquareEval {
+    let layout = PieceSquareLayout::new(Variant::Chess);
+    let mut weights = vec![0.0; layout.len()];
+    weights[layout.value_index(Role::Queen)] = 2.0;
+    let d5 = layout
+        .shape()
+        .view_cell("d5".parse::<Square>().unwrap(), Color::White);
+    weights[layout.square_index(Role::Knight, d5)] = knight_on_d5;
+    PieceSquareEval::new(Variant::Chess, weights, FitSummary::default()).unwrap()
+}
+
+/// Alpha-beta with a learnt evaluation keeps its tactics (a hanging Queen, a mate in one)
+/// and follows the evaluation's square bonuses in a quiet position, for either colour.
+#[test]
+fn alphabeta_with_a_learnt_evaluation_sees_tactics_and_its_squares() {
+    let config = AlphaBetaConfig::learnt(Arc::new(learnt_chess_eval(1.0)));
+    // A capture is worth what the evaluation says, on the same scale: the piece's value
+    // and its mean square bonus, 2.25 Pawns per unit of log-odds.
+    assert_eq!(config.piece_values[Role::Queen], 4.5);
+    assert_eq!(config.piece_values[Role::Knight], 2.25 / 64.0);
+    for (fen, best) in [
+        ("4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1", "d1d5"),
+        ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),
+        // The Knight heads for its own d5: d4 for White, d5 (rank 4 from Black's side) for Black.
+        ("4k3/8/8/8/8/2N5/8/4K3 w - - 0 1", "c3d5"),
+        ("4k3/8/2n5/8/8/8/8/4K3 b - - 0 1", "c6d4"),
+    ] {
+        let game = Game::from_position(Position::from_fen(Variant::Chess, fen).unwrap());
+        for depth in [1, 3] {
+            let mut engine = AlphaBetaEngine::new(config.clone(), Limits::depth(depth));
+            let (info, _) = search(&mut engine, &game, Limits::depth(depth));
+            assert_eq!(info.best.to_string(), best, "{fen} at depth {depth}");
+        }
+    }
+}
+
+/// `alphabeta:PATH.eval.json` loads the file for the variant played, names the player after
+/// it, and refuses a missing file or one of another variant with the player named.
+#[test]
+fn a_learnt_evaluation_is_played_from_its_spec() {
+    let tmp = ninjazero_testkit::temp_dir();
+    let path = tmp.path().join("queen.eval.json");
+    learnt_chess_eval(0.0).save(&path).unwrap();
+    let spec: EngineSpec = format!("alphabeta:{}:depth=2", path.display())
+        .parse()
+        .unwrap();
+    let mut engine = spec.build(Variant::Chess, tch::Device::Cpu, 0).unwrap();
+    assert_eq!(engine.name(), "alphabeta:queen:depth=2");
+    let game = Game::from_position(
+        Position::from_fen(Variant::Chess, "4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1").unwrap(),
+    );
+    assert_eq!(engine.choose(&game).unwrap().to_string(), "d1d5");
+    let refusal =
+        |variant: Variant, spec: &EngineSpec| match spec.build(variant, tch::Device::Cpu, 0) {
+            Ok(_) => panic!("{spec} was built for {variant}"),
+            Err(e) => e.to_string(),
+        };
+    let error = refusal(Variant::InsaneNinja, &spec);
+    assert!(
+        error.starts_with(&format!("player '{spec}': "))
+            && error.ends_with("is a chess evaluation, but insane-ninja was asked for"),
+        "{error}"
+    );
+    let missing: EngineSpec = "alphabeta:none.eval.json:ms=100".parse().unwrap();
+    assert_eq!(
+        refusal(Variant::Chess, &missing),
+        "player 'alphabeta:none.eval.json:ms=100': evaluation file 'none.eval.json' does not exist"
+    );
 }

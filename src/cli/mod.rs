@@ -4,6 +4,7 @@ mod arena_commands;
 mod bench;
 mod bench_nn;
 mod bench_search;
+mod fit_eval;
 mod fuzz;
 mod ladder;
 mod model_commands;
@@ -71,6 +72,9 @@ enum Command {
     Uci(uci::UciArgs),
     /// Train a network on self-play data (resumable; metrics and loss plot in --work).
     Train(train_commands::TrainArgs),
+    /// Fit a piece-square evaluation (piece values, square bonuses, tempo, mobility) to a
+    /// dataset's game results, for alpha-beta: `alphabeta:PATH.eval.json:ms=T`.
+    FitEval(fit_eval::FitEvalArgs),
     /// The closed loop: self-play → train → arena → promote, generation after generation;
     /// writes summary.md and elo.png in the run directory. Rerun the same command to continue.
     Pipeline(pipeline::PipelineArgs),
@@ -110,6 +114,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Play(args) => play::run(args).map_err(anyhow::Error::msg),
         Command::Uci(args) => uci::run(args).map_err(anyhow::Error::msg),
         Command::Train(args) => train_commands::run_train(args),
+        Command::FitEval(args) => fit_eval::run(args),
         Command::Pipeline(args) => {
             let given = matches.subcommand_matches("pipeline").unwrap_or(matches);
             pipeline::run(args, given)

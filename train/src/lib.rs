@@ -39,6 +39,7 @@ pub mod config;
 mod loader;
 pub mod metrics;
 mod optim;
+pub mod piece_square;
 mod state;
 pub mod synthetic;
 mod window;
@@ -47,6 +48,7 @@ pub use config::{OptimizerKind, Schedule, TrainConfig, MAX_MATERIAL_PLIES};
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
+pub use piece_square::{fit_piece_squares, fit_piece_squares_on, FitConfig, FitError};
 pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
 use loader::{BatchSource, Loader};

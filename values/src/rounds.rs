@@ -36,11 +36,11 @@ pub fn default_player(model: Option<&Path>, sims: u64) -> EngineSpec {
 }
 
 /// Whether measured values can be fed back into `player`: an alpha-beta spec that does not
-/// set its own values.
+/// set its own values (nor evaluates with a learnt table, which holds its own).
 pub fn tunable(player: &EngineSpec) -> bool {
     matches!(
         player,
-        EngineSpec::AlphaBeta { config, .. }
+        EngineSpec::AlphaBeta { config, piece_squares: None, .. }
             if config.piece_values == AlphaBetaConfig::default().piece_values
     )
 }

@@ -1,0 +1,515 @@
+//! A learnt piece-square evaluation: a linear model of the game result for the side to
+//! move, the smallest relative of NNUE, fast enough for alpha-beta at full speed.
+//!
+//! The log-odds that the side to move wins is a sum of weights over a position's
+//! [features](PieceSquareLayout::for_each_feature): for every piece a value by its role and
+//! a bonus by its role and square (as its owner sees the board, so one table serves both
+//! colours and the model is colour-symmetric), the Ninja Pawns in hand, a tempo for having
+//! the move, and the mobility difference the alpha-beta engine measures. The trainer fits
+//! the weights to the games' results (`ninjazero fit-eval`); `alphabeta:PATH.eval.json`
+//! searches with them. Everything in it comes from the games: no human piece value.
+//!
+//! ```
+//! use ninjazero_model::{PieceSquareEval, PieceSquareLayout};
+//! use ninjazero_rules::{Position, Role, Variant};
+//!
+//! let layout = PieceSquareLayout::new(Variant::Chess);
+//! let mut weights = vec![0.0; layout.len()];
+//! weights[layout.value_index(Role::Queen)] = 2.0; // a Queen up: e^2 to 1 to win
+//! let eval = PieceSquareEval::new(Variant::Chess, weights, Default::default()).unwrap();
+//! let queen_odds = Position::from_fen(Variant::Chess, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1").unwrap();
+//! assert_eq!(eval.log_odds(&queen_odds, 0), 2.0);
+//! // The same position, Black to move: Black is a Queen down.
+//! let flipped = Position::from_fen(Variant::Chess, "4k3/8/8/8/8/8/8/3QK3 b - - 0 1").unwrap();
+//! assert_eq!(eval.log_odds(&flipped, 0), -2.0);
+//! ```
+
+use crate::encoding::BoardShape;
+use ninjazero_data::atomic;
+use ninjazero_rules::{with_article, ByRole, Color, Position, Role, Variant};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const FORMAT: &str = "ninjazero-piece-square-eval";
+/// Bump when the meaning of a weight changes; files record it.
+pub const PIECE_SQUARE_VERSION: u32 = 1;
+
+/// Where each weight of a variant's piece-square evaluation sits in one flat vector, and
+/// the features of a position over it: the one definition the trainer fits and the engine
+/// evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceSquareLayout {
+    shape: BoardShape,
+}
+
+impl PieceSquareLayout {
+    pub fn new(variant: Variant) -> PieceSquareLayout {
+        PieceSquareLayout {
+            shape: BoardShape::of(variant),
+        }
+    }
+
+    pub fn shape(&self) -> &BoardShape {
+        &self.shape
+    }
+
+    fn squares(&self) -> usize {
+        Role::COUNT * self.shape.cells()
+    }
+
+    /// The weights in all: square bonuses, piece values, hand, tempo, mobility.
+    pub fn len(&self) -> usize {
+        self.squares() + Role::COUNT + 3
+    }
+
+    /// Never empty; here for the `len` convention.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The bonus of `role` on plane cell `cell` (rows from its owner's back edge).
+    pub fn square_index(&self, role: Role, cell: usize) -> usize {
+        role.index() * self.shape.cells() + cell
+    }
+
+    /// Whether weight `index` is a square bonus (the trainer regularises those harder: a
+    /// square seldom seen should fall back to the piece's value).
+    pub fn is_square(&self, index: usize) -> bool {
+        index < self.squares()
+    }
+
+    pub fn value_index(&self, role: Role) -> usize {
+        self.squares() + role.index()
+    }
+
+    pub fn hand_index(&self) -> usize {
+        self.squares() + Role::COUNT
+    }
+
+    pub fn tempo_index(&self) -> usize {
+        self.hand_index() + 1
+    }
+
+    pub fn mobility_index(&self) -> usize {
+        self.hand_index() + 2
+    }
+
+    /// Calls `feature(index, x)` for every non-zero feature of `position` from the side to
+    /// move's view: +1 for each of its pieces (value and square), −1 for each of the
+    /// opponent's, the hands' difference, 1 for the tempo and `mobility` (our legal moves
+    /// less the opponent's one ply earlier). An index may come more than once.
+    #[inline]
+    pub fn for_each_feature(
+        &self,
+        position: &Position,
+        mobility: i32,
+        mut feature: impl FnMut(usize, f32),
+    ) {
+        let us = position.turn();
+        for (square, piece) in position.pieces() {
+            let (sign, owner) = if piece.color == us {
+                (1.0, us)
+            } else {
+                (-1.0, !us)
+            };
+            let cell = self.shape.view_cell(square, owner);
+            feature(self.square_index(piece.role, cell), sign);
+            feature(self.value_index(piece.role), sign);
+        }
+        let hand = f32::from(position.hand(us)) - f32::from(position.hand(!us));
+        if hand != 0.0 {
+            feature(self.hand_index(), hand);
+        }
+        feature(self.tempo_index(), 1.0);
+        if mobility != 0 {
+            feature(self.mobility_index(), mobility as f32);
+        }
+    }
+}
+
+/// How a piece-square evaluation was fitted: the data and the fit's quality, each loss the
+/// mean cross-entropy of the result (nats) on games held out of the fit.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitSummary {
+    pub games: usize,
+    pub positions: usize,
+    pub validation_positions: usize,
+    /// Tempo alone (how often the side to move wins): the floor to beat.
+    pub validation_loss_tempo: f64,
+    /// Piece values, hand, tempo and mobility, without square bonuses.
+    pub validation_loss_material: f64,
+    /// The whole model.
+    pub validation_loss: f64,
+    pub epochs: usize,
+    pub square_l2: f64,
+    /// The dataset directories, newest last.
+    pub data: Vec<String>,
+}
+
+/// A fitted piece-square evaluation for one variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieceSquareEval {
+    variant: Variant,
+    layout: PieceSquareLayout,
+    weights: Vec<f32>,
+    pub fit: FitSummary,
+}
+
+/// Why an evaluation file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PieceSquareError {
+    #[error("{path}: {error}")]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{path}: not a NinjaZero piece-square evaluation: {reason}")]
+    Format { path: PathBuf, reason: String },
+    #[error(
+        "{path} is {} evaluation, but {expected} was asked for",
+        with_article(found)
+    )]
+    WrongVariant {
+        path: PathBuf,
+        found: String,
+        expected: Variant,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The file: weights by name, so that it can be read (and checked) by a person.
+#[derive(Serialize, Deserialize)]
+struct EvalFile {
+    format: String,
+    version: u32,
+    variant: String,
+    board_height: usize,
+    board_width: usize,
+    /// Log-odds per piece by role name (side to move's pieces count +, the opponent's −).
+    values: BTreeMap<String, f32>,
+    /// Per role name, the bonus of each plane cell, rows from the owner's back edge.
+    squares: BTreeMap<String, Vec<f32>>,
+    hand: f32,
+    tempo: f32,
+    mobility: f32,
+    fit: FitSummary,
+}
+
+impl PieceSquareEval {
+    /// The evaluation with `weights` in [`PieceSquareLayout`] order; an error unless there
+    /// are as many as the layout has, all finite.
+    pub fn new(
+        variant: Variant,
+        weights: Vec<f32>,
+        fit: FitSummary,
+    ) -> Result<PieceSquareEval, PieceSquareError> {
+        let layout = PieceSquareLayout::new(variant);
+        if weights.len() != layout.len() {
+            return Err(PieceSquareError::Invalid(format!(
+                "{} weights for {variant}'s piece-square evaluation, which has {}",
+                weights.len(),
+                layout.len()
+            )));
+        }
+        if let Some(i) = weights.iter().position(|w| !w.is_finite()) {
+            return Err(PieceSquareError::Invalid(format!(
+                "weight {i} is not finite ({})",
+                weights[i]
+            )));
+        }
+        Ok(PieceSquareEval {
+            variant,
+            layout,
+            weights,
+            fit,
+        })
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    pub fn layout(&self) -> &PieceSquareLayout {
+        &self.layout
+    }
+
+    pub fn weights(&self) -> &[f32] {
+        &self.weights
+    }
+
+    /// The log-odds that the side to move wins; `mobility` is its legal moves less the
+    /// opponent's one ply earlier.
+    #[inline]
+    pub fn log_odds(&self, position: &Position, mobility: i32) -> f32 {
+        let mut sum = 0.0;
+        self.layout
+            .for_each_feature(position, mobility, |i, x| sum += self.weights[i] * x);
+        sum
+    }
+
+    /// Each role's value in log-odds: its value weight plus its mean square bonus over the
+    /// board's squares (where a piece stands on average counts as much as the piece).
+    pub fn piece_values(&self) -> ByRole<f32> {
+        let rules = self.variant.rules();
+        let cells: Vec<usize> = rules
+            .squares()
+            .iter()
+            .map(|&s| self.layout.shape.view_cell(s, Color::White))
+            .collect();
+        ByRole::new(|role| {
+            let bonus: f32 = cells
+                .iter()
+                .map(|&c| self.weights[self.layout.square_index(role, c)])
+                .sum();
+            self.weights[self.layout.value_index(role)] + bonus / cells.len().max(1) as f32
+        })
+    }
+
+    pub fn hand_value(&self) -> f32 {
+        self.weights[self.layout.hand_index()]
+    }
+
+    pub fn tempo(&self) -> f32 {
+        self.weights[self.layout.tempo_index()]
+    }
+
+    pub fn mobility(&self) -> f32 {
+        self.weights[self.layout.mobility_index()]
+    }
+
+    /// Writes the evaluation as JSON (atomically: a reader never sees half a file).
+    pub fn save(&self, path: &Path) -> Result<(), PieceSquareError> {
+        let cells = self.layout.shape.cells();
+        let by_role = |f: &dyn Fn(Role) -> f32| -> BTreeMap<String, f32> {
+            Role::ALL
+                .iter()
+                .map(|&r| (r.name().to_string(), f(r)))
+                .collect()
+        };
+        let file = EvalFile {
+            format: FORMAT.into(),
+            version: PIECE_SQUARE_VERSION,
+            variant: self.variant.id().into(),
+            board_height: self.layout.shape.height,
+            board_width: self.layout.shape.width,
+            values: by_role(&|r| self.weights[self.layout.value_index(r)]),
+            squares: Role::ALL
+                .iter()
+                .map(|&r| {
+                    let start = self.layout.square_index(r, 0);
+                    (
+                        r.name().to_string(),
+                        self.weights[start..start + cells].to_vec(),
+                    )
+                })
+                .collect(),
+            hand: self.hand_value(),
+            tempo: self.tempo(),
+            mobility: self.mobility(),
+            fit: self.fit.clone(),
+        };
+        let json = serde_json::to_string_pretty(&file).expect("an evaluation serializes");
+        atomic::write_atomically(path, (json + "\n").as_bytes()).map_err(|error| {
+            PieceSquareError::Io {
+                path: path.to_path_buf(),
+                error,
+            }
+        })
+    }
+
+    /// Reads an evaluation file, refusing one of another variant than `expected` (when
+    /// given), of another format version, or with missing or malformed weights.
+    pub fn load(
+        path: &Path,
+        expected: Option<Variant>,
+    ) -> Result<PieceSquareEval, PieceSquareError> {
+        let format = |reason: String| PieceSquareError::Format {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|error| PieceSquareError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        let file: EvalFile = serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+        if file.format != FORMAT {
+            return Err(format(format!("format is '{}'", file.format)));
+        }
+        if file.version != PIECE_SQUARE_VERSION {
+            return Err(format(format!(
+                "version {}; this build reads version {PIECE_SQUARE_VERSION}",
+                file.version
+            )));
+        }
+        let variant: Variant = file
+            .variant
+            .parse()
+            .map_err(|_| format(format!("unknown variant '{}'", file.variant)))?;
+        if let Some(expected) = expected.filter(|&v| v != variant) {
+            return Err(PieceSquareError::WrongVariant {
+                path: path.to_path_buf(),
+                found: file.variant,
+                expected,
+            });
+        }
+        let layout = PieceSquareLayout::new(variant);
+        let shape = layout.shape;
+        if (file.board_height, file.board_width) != (shape.height, shape.width) {
+            return Err(format(format!(
+                "board {}x{} where {variant} has {}x{}",
+                file.board_height, file.board_width, shape.height, shape.width
+            )));
+        }
+        let mut weights = vec![0.0; layout.len()];
+        for role in Role::ALL {
+            let name = role.name();
+            let value = file
+                .values
+                .get(name)
+                .ok_or_else(|| format(format!("no value for the {name}")))?;
+            weights[layout.value_index(role)] = *value;
+            let squares = file
+                .squares
+                .get(name)
+                .ok_or_else(|| format(format!("no squares for the {name}")))?;
+            if squares.len() != shape.cells() {
+                return Err(format(format!(
+                    "{} squares for the {name}, the board has {} cells",
+                    squares.len(),
+                    shape.cells()
+                )));
+            }
+            let start = layout.square_index(role, 0);
+            weights[start..start + shape.cells()].copy_from_slice(squares);
+        }
+        weights[layout.hand_index()] = file.hand;
+        weights[layout.tempo_index()] = file.tempo;
+        weights[layout.mobility_index()] = file.mobility;
+        PieceSquareEval::new(variant, weights, file.fit).map_err(|e| format(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ninjazero_testkit::temp_dir;
+
+    /// An evaluation whose every weight differs, so that a misplaced one shows.
+    fn distinct(variant: Variant) -> PieceSquareEval {
+        let layout = PieceSquareLayout::new(variant);
+        let weights = (0..layout.len()).map(|i| i as f32 / 64.0 - 1.0).collect();
+        PieceSquareEval::new(variant, weights, FitSummary::default()).unwrap()
+    }
+
+    #[test]
+    fn a_saved_evaluation_reads_back_weight_for_weight() {
+        let tmp = temp_dir();
+        let path = tmp.path().join("e.eval.json");
+        for variant in Variant::ALL {
+            let eval = distinct(variant);
+            eval.save(&path).unwrap();
+            assert_eq!(PieceSquareEval::load(&path, Some(variant)).unwrap(), eval);
+        }
+    }
+
+    #[test]
+    fn the_evaluation_is_the_same_for_either_colour() {
+        // The start position is symmetric: both sides to move see the same features, so
+        // the evaluation is the tempo alone.
+        let eval = distinct(Variant::InsaneNinja);
+        for fen in [
+            Position::start(Variant::InsaneNinja).to_fen(),
+            Position::start(Variant::InsaneNinja)
+                .to_fen()
+                .replacen(" w ", " b ", 1),
+        ] {
+            let position = Position::from_fen(Variant::InsaneNinja, &fen).unwrap();
+            assert!(
+                (eval.log_odds(&position, 0) - eval.tempo()).abs() < 1e-5,
+                "{fen}"
+            );
+            let with_mobility = eval.log_odds(&position, 3) - eval.log_odds(&position, 0);
+            assert!((with_mobility - 3.0 * eval.mobility()).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_the_reason() {
+        let tmp = temp_dir();
+        let path = tmp.path().join("e.eval.json");
+        distinct(Variant::Chess).save(&path).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let refusal = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut file = saved.clone();
+            edit(&mut file);
+            std::fs::write(&path, file.to_string()).unwrap();
+            PieceSquareEval::load(&path, Some(Variant::Chess))
+                .unwrap_err()
+                .to_string()
+        };
+        type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
+        let cases: [(Edit, &str); 6] = [
+            (&|f| f["format"] = "other".into(), "format is 'other'"),
+            (
+                &|f| f["version"] = 99.into(),
+                "version 99; this build reads version 1",
+            ),
+            (&|f| f["variant"] = "go".into(), "unknown variant 'go'"),
+            (
+                &|f| f["variant"] = "insane-ninja".into(),
+                "is an insane-ninja evaluation, but chess was asked for",
+            ),
+            (
+                &|f| {
+                    f["values"].as_object_mut().unwrap().remove("Queen");
+                },
+                "no value for the Queen",
+            ),
+            (
+                &|f| {
+                    f["squares"]["Rook"].as_array_mut().unwrap().pop();
+                },
+                "63 squares for the Rook, the board has 64 cells",
+            ),
+        ];
+        for (edit, message) in cases {
+            let error = refusal(edit);
+            assert!(error.contains(message), "{error}");
+            assert!(error.starts_with(&path.display().to_string()), "{error}");
+        }
+        std::fs::write(&path, "{\"format\": ").unwrap();
+        let error = PieceSquareEval::load(&path, None).unwrap_err().to_string();
+        assert!(
+            error.contains("not a NinjaZero piece-square evaluation"),
+            "{error}"
+        );
+        let error = PieceSquareEval::load(&tmp.path().join("none.eval.json"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("none.eval.json"), "{error}");
+    }
+
+    #[test]
+    fn weights_must_fit_the_layout_and_be_finite() {
+        let layout = PieceSquareLayout::new(Variant::Chess);
+        let error = PieceSquareEval::new(Variant::Chess, vec![0.0; 3], FitSummary::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(&format!(
+                "3 weights for chess's piece-square evaluation, which has {}",
+                layout.len()
+            )),
+            "{error}"
+        );
+        let mut weights = vec![0.0; layout.len()];
+        weights[layout.tempo_index()] = f32::NAN;
+        let error = PieceSquareEval::new(Variant::Chess, weights, FitSummary::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("is not finite"), "{error}");
+    }
+}

@@ -1,0 +1,73 @@
+//! `ninjazero fit-eval` end to end: a player's games, the fitted evaluation file, an
+//! alpha-beta player searching with it, and bad input.
+
+use ninjazero_testkit::{temp_dir, text as path, Binary};
+
+const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
+
+#[test]
+fn a_fitted_evaluation_is_written_and_played() {
+    let tmp = temp_dir();
+    let dir = tmp.path();
+    let data = dir.join("data");
+    let (ok, text) = NINJAZERO.run(&[
+        "selfplay",
+        "--variant",
+        "chess",
+        "--player",
+        "alphabeta:depth=1",
+        "--games",
+        "60",
+        "--max-plies",
+        "200",
+        "--out",
+        path(&data),
+    ]);
+    assert!(ok, "{text}");
+    let eval = dir.join("chess.eval.json");
+    let fit = |out: &std::path::Path, variant: &str| {
+        NINJAZERO.run(&[
+            "fit-eval",
+            "--variant",
+            variant,
+            "--data",
+            path(&data),
+            "--out",
+            path(out),
+            "--epochs",
+            "30",
+        ])
+    };
+    let (ok, report) = fit(&eval, "chess");
+    assert!(ok, "{report}");
+    assert!(report.contains("held-out loss: tempo alone"), "{report}");
+    assert!(report.contains("Queen"), "{report}");
+    assert!(eval.is_file());
+    let (ok, arena) = NINJAZERO.run(&[
+        "arena",
+        "--variant",
+        "chess",
+        "--a",
+        &format!("alphabeta:{}:depth=1", eval.display()),
+        "--b",
+        "random",
+        "--pairs",
+        "2",
+        "--max-plies",
+        "60",
+    ]);
+    assert!(ok, "{arena}");
+    assert!(
+        arena.contains("alphabeta:chess:depth=1 vs random"),
+        "{arena}"
+    );
+
+    // Refused before any work, saying why: the file name, the data's variant.
+    let (ok, refused) = fit(&dir.join("chess.json"), "chess");
+    assert!(!ok);
+    assert!(refused.contains("must end in .eval.json"), "{refused}");
+    let (ok, refused) = fit(&dir.join("ninja.eval.json"), "insane-ninja");
+    assert!(!ok);
+    assert!(refused.contains("chess"), "{refused}");
+    assert!(!dir.join("ninja.eval.json").exists());
+}

@@ -1,0 +1,489 @@
+//! Fits a [`PieceSquareEval`] to games' results: logistic regression of the side to move's
+//! result on the position's piece-square features (the "Texel tuning" of chess engines,
+//! here from self-play alone).
+//!
+//! Only quiet positions count — those whose move kept the material — so that a position in
+//! the middle of an exchange does not teach that the side a capture ahead is winning; the
+//! alpha-beta engine calls the evaluation where its quiescence search stands pat, which is
+//! a quiet position too. Games that reached the ply cap are left out, whether adjudicated
+//! or scored a draw: their result is a convention or the players' judgement, not the
+//! rules'. One game in ten (by its id) is held out to
+//! measure the fit. Three fits in a row, each from the one before: the tempo alone, then
+//! piece values, hand and mobility, then the square bonuses too; the held-out loss of each
+//! says what the next one adds.
+
+use ninjazero_data::progress::Progress;
+use ninjazero_data::{dataset_files_or_shards, read_file, DataError, GameRecord};
+use ninjazero_model::{FitSummary, PieceSquareError, PieceSquareEval, PieceSquareLayout};
+use ninjazero_rules::{Position, Variant};
+use std::path::PathBuf;
+
+/// Settings of a fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitConfig {
+    /// Full passes over the positions, per stage.
+    pub epochs: usize,
+    /// Adam's learning rate at the start (cosine decay to 0 over each stage).
+    pub learning_rate: f64,
+    /// L2 penalty on each square bonus (per position of the mean loss): a square seldom
+    /// seen falls back to its piece's value. The default, 0.1, was the held-out loss's and
+    /// the arena's choice on insane-ninja's games (README, "A learnt evaluation"); 0.001
+    /// overfits 2,000 games.
+    pub square_l2: f64,
+}
+
+impl Default for FitConfig {
+    fn default() -> FitConfig {
+        FitConfig {
+            epochs: 300,
+            learning_rate: 0.05,
+            square_l2: 0.1,
+        }
+    }
+}
+
+/// L2 penalty on the piece values: tiny, so that a role never seen gets 0.
+const VALUE_L2: f64 = 1e-5;
+/// Whether a game's result was decided by the rules, not at the ply cap (where self-play
+/// and the arena adjudicate, "adjudication…", and a player's games are drawn, "max plies").
+fn decided_by_the_rules(game: &GameRecord) -> bool {
+    !(game.termination.starts_with("adjudication") || game.termination == "max plies")
+}
+
+/// One game in this many is held out.
+const VALIDATION_EVERY: u64 = 10;
+
+/// Why a fit failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    #[error("game {game_id}, ply {ply}: cannot read the position '{fen}': {reason}")]
+    BadPosition {
+        game_id: u64,
+        ply: u16,
+        fen: String,
+        reason: String,
+    },
+    #[error("game {game_id} is {} game, the fit is for {expected}", ninjazero_rules::with_article(found.id()))]
+    WrongVariant {
+        game_id: u64,
+        found: Variant,
+        expected: Variant,
+    },
+    #[error("{found} quiet positions of games with a result by the rules to fit on and {held_out} held out; at least {needed} of each are needed")]
+    TooFewPositions {
+        found: usize,
+        held_out: usize,
+        needed: usize,
+    },
+    #[error(transparent)]
+    Eval(#[from] PieceSquareError),
+    #[error("{0}")]
+    Data(#[from] DataError),
+}
+
+/// Positions needed on each side of the split for a fit worth the name.
+pub const MIN_FIT_POSITIONS: usize = 100;
+
+/// Positions as sparse feature rows with their targets.
+#[derive(Default)]
+struct Rows {
+    offsets: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f32>,
+    /// The side to move's result: 1 won, 0.5 drawn, 0 lost.
+    targets: Vec<f32>,
+}
+
+impl Rows {
+    fn push(
+        &mut self,
+        layout: &PieceSquareLayout,
+        position: &Position,
+        mobility: i32,
+        target: f32,
+    ) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        layout.for_each_feature(position, mobility, |i, x| {
+            self.indices.push(i as u32);
+            self.values.push(x);
+        });
+        self.offsets.push(self.indices.len());
+        self.targets.push(target);
+    }
+
+    fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    fn log_odds(&self, row: usize, weights: &[f64]) -> f64 {
+        let span = self.offsets[row]..self.offsets[row + 1];
+        self.indices[span.clone()]
+            .iter()
+            .zip(&self.values[span])
+            .map(|(&i, &x)| weights[i as usize] * f64::from(x))
+            .sum()
+    }
+
+    /// The mean cross-entropy of the targets (nats), and its gradient into `gradient`
+    /// when given.
+    fn loss(&self, weights: &[f64], mut gradient: Option<&mut [f64]>) -> f64 {
+        if let Some(g) = gradient.as_deref_mut() {
+            g.fill(0.0);
+        }
+        let mut total = 0.0;
+        for row in 0..self.len() {
+            let z = self.log_odds(row, weights);
+            let y = f64::from(self.targets[row]);
+            // softplus(z) - y z, computed without overflow.
+            total += z.max(0.0) + (-z.abs()).exp().ln_1p() - y * z;
+            if let Some(g) = gradient.as_deref_mut() {
+                let residual = 1.0 / (1.0 + (-z).exp()) - y;
+                let span = self.offsets[row]..self.offsets[row + 1];
+                for (&i, &x) in self.indices[span.clone()].iter().zip(&self.values[span]) {
+                    g[i as usize] += residual * f64::from(x);
+                }
+            }
+        }
+        let n = self.len().max(1) as f64;
+        if let Some(g) = gradient {
+            g.iter_mut().for_each(|v| *v /= n);
+        }
+        total / n
+    }
+}
+
+/// Whether the move played from position `index` kept the material as it was.
+fn is_quiet(game: &GameRecord, index: usize) -> bool {
+    let (now, next) = (&game.positions[index], game.positions.get(index + 1));
+    next.is_none_or(|next| next.material == now.material && next.hand == now.hand)
+}
+
+/// Splits the games' quiet positions into rows to fit on and rows held out.
+fn rows(games: &[GameRecord], layout: &PieceSquareLayout) -> Result<(Rows, Rows), FitError> {
+    let variant = layout.shape().variant;
+    let (mut fit, mut held_out) = (Rows::default(), Rows::default());
+    for game in games.iter().filter(|g| decided_by_the_rules(g)) {
+        if game.variant != variant {
+            return Err(FitError::WrongVariant {
+                game_id: game.game_id,
+                found: game.variant,
+                expected: variant,
+            });
+        }
+        let rows = if splitmix(game.game_id) % VALIDATION_EVERY == 0 {
+            &mut held_out
+        } else {
+            &mut fit
+        };
+        let mut parent_moves = None;
+        for (index, record) in game.positions.iter().enumerate() {
+            let position =
+                Position::from_fen(variant, &record.fen).map_err(|e| FitError::BadPosition {
+                    game_id: game.game_id,
+                    ply: record.ply,
+                    fen: record.fen.clone(),
+                    reason: e.to_string(),
+                })?;
+            let moves = position.legal_moves().len() as i32;
+            if is_quiet(game, index) {
+                let target = match game.winner {
+                    None => 0.5,
+                    Some(winner) if winner == position.turn() => 1.0,
+                    Some(_) => 0.0,
+                };
+                rows.push(
+                    layout,
+                    &position,
+                    parent_moves.map_or(0, |p| moves - p),
+                    target,
+                );
+            }
+            parent_moves = Some(moves);
+        }
+    }
+    Ok((fit, held_out))
+}
+
+/// A fixed bijective mix of a game id: which games are held out does not follow the ids'
+/// order.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Full-batch Adam on the weights `free` allows (the others keep their values), L2 by
+/// `l2(index)`, for `config.epochs` passes with a cosine learning rate. `report(epoch,
+/// loss)` after each pass.
+fn descend(
+    rows: &Rows,
+    weights: &mut [f64],
+    free: &dyn Fn(usize) -> bool,
+    l2: &dyn Fn(usize) -> f64,
+    config: &FitConfig,
+    report: &mut dyn FnMut(usize, f64),
+) {
+    let (beta1, beta2, epsilon) = (0.9, 0.999, 1e-8);
+    let mut gradient = vec![0.0; weights.len()];
+    let (mut m, mut v) = (vec![0.0; weights.len()], vec![0.0; weights.len()]);
+    for epoch in 0..config.epochs {
+        let loss = rows.loss(weights, Some(&mut gradient));
+        let progress = epoch as f64 / config.epochs as f64;
+        let rate = config.learning_rate * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos());
+        let t = (epoch + 1) as i32;
+        for i in (0..weights.len()).filter(|&i| free(i)) {
+            let g = gradient[i] + l2(i) * weights[i];
+            m[i] = beta1 * m[i] + (1.0 - beta1) * g;
+            v[i] = beta2 * v[i] + (1.0 - beta2) * g * g;
+            let (m_hat, v_hat) = (m[i] / (1.0 - beta1.powi(t)), v[i] / (1.0 - beta2.powi(t)));
+            weights[i] -= rate * m_hat / (v_hat.sqrt() + epsilon);
+        }
+        report(epoch, loss);
+    }
+}
+
+/// Reads the games of the dataset directories `data` (each of dataset files, or of shard
+/// directories like a pipeline generation's; a corrupt or foreign file is an error naming
+/// it) and fits `variant`'s piece-square evaluation to them.
+pub fn fit_piece_squares_on(
+    variant: Variant,
+    data: &[PathBuf],
+    config: &FitConfig,
+    progress: &dyn Progress,
+) -> Result<PieceSquareEval, FitError> {
+    let mut games = Vec::new();
+    for dir in data {
+        for file in dataset_files_or_shards(dir)? {
+            games.extend(read_file(&file, Some(variant))?);
+        }
+    }
+    let names: Vec<String> = data.iter().map(|d| d.display().to_string()).collect();
+    fit_piece_squares(variant, &games, &names, config, progress)
+}
+
+/// Fits `variant`'s piece-square evaluation to `games` (read from `data`, named in the
+/// summary), reporting each pass to `progress` as stage `fit-eval`.
+pub fn fit_piece_squares(
+    variant: Variant,
+    games: &[GameRecord],
+    data: &[String],
+    config: &FitConfig,
+    progress: &dyn Progress,
+) -> Result<PieceSquareEval, FitError> {
+    let layout = PieceSquareLayout::new(variant);
+    let (fit, held_out) = rows(games, &layout)?;
+    if fit.len() < MIN_FIT_POSITIONS || held_out.len() < MIN_FIT_POSITIONS {
+        return Err(FitError::TooFewPositions {
+            found: fit.len(),
+            held_out: held_out.len(),
+            needed: MIN_FIT_POSITIONS,
+        });
+    }
+    let mut weights = vec![0.0; layout.len()];
+    let tempo = layout.tempo_index();
+    let stages: [(&str, &dyn Fn(usize) -> bool); 3] = [
+        ("tempo", &|i| i == tempo),
+        ("material", &|i| !layout.is_square(i)),
+        ("squares", &|_| true),
+    ];
+    let l2 = |i: usize| {
+        if layout.is_square(i) {
+            config.square_l2
+        } else if i < layout.hand_index() {
+            VALUE_L2
+        } else {
+            0.0
+        }
+    };
+    let total = (stages.len() * config.epochs) as u64;
+    progress.stage_started("fit-eval", total);
+    let mut held_out_losses = Vec::with_capacity(stages.len());
+    for (stage, (name, free)) in stages.iter().enumerate() {
+        let done = (stage * config.epochs) as u64;
+        descend(
+            &fit,
+            &mut weights,
+            *free,
+            &l2,
+            config,
+            &mut |epoch, loss| {
+                progress.stage_progress(
+                    done + epoch as u64 + 1,
+                    total,
+                    &format!("{name}: loss {loss:.4}"),
+                );
+            },
+        );
+        held_out_losses.push(held_out.loss(&weights, None));
+    }
+    progress.stage_finished();
+    let summary = FitSummary {
+        games: games.len(),
+        positions: fit.len(),
+        validation_positions: held_out.len(),
+        validation_loss_tempo: held_out_losses[0],
+        validation_loss_material: held_out_losses[1],
+        validation_loss: held_out_losses[2],
+        epochs: config.epochs,
+        square_l2: config.square_l2,
+        data: data.to_vec(),
+    };
+    let weights = weights.iter().map(|&w| w as f32).collect();
+    Ok(PieceSquareEval::new(variant, weights, summary)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ninjazero_data::PositionRecord;
+    use ninjazero_rules::{ByColor, ByRole, Color, Role};
+
+    /// A one-position game from `fen` with `winner`.
+    fn game(game_id: u64, fen: &str, winner: Option<Color>) -> GameRecord {
+        let position = Position::from_fen(Variant::Chess, fen).unwrap();
+        let material = position.material();
+        GameRecord {
+            game_id,
+            variant: Variant::Chess,
+            start_fen: fen.into(),
+            positions: vec![PositionRecord {
+                ply: 0,
+                fen: fen.into(),
+                side_to_move: position.turn(),
+                policy: Vec::new(),
+                root_value: 0.0,
+                full_search: false,
+                material: ByColor::new(|c| ByRole::new(|r| material[c][r])),
+                hand: [0, 0],
+                move_played: String::new(),
+            }],
+            winner,
+            termination: "checkmate".into(),
+            model_id: "test".into(),
+            resignation_disabled: false,
+            would_resign: None,
+        }
+    }
+
+    #[test]
+    fn the_side_with_the_extra_queen_wins_so_the_queen_gets_the_value() {
+        // White a Queen up wins 90 % of its games, with either side to move; equal material
+        // is a draw. The fit gives the Queen about ln 9 and the tempo about nothing.
+        let queen_up = [
+            "4k3/8/8/8/8/8/8/3QK3 w - - 0 1",
+            "4k3/8/8/8/8/8/8/3QK3 b - - 0 1",
+        ];
+        let mut games = Vec::new();
+        for id in 0..4000u64 {
+            let fen = if id % 2 == 0 {
+                queen_up[(id / 2 % 2) as usize]
+            } else {
+                "4k3/8/8/8/8/8/8/4K3 w - - 0 1"
+            };
+            // One game in ten of each queen-up position is lost.
+            let winner = match (id % 2, id / 4 % 10) {
+                (1, _) => None,
+                (_, 0) => Some(Color::Black),
+                _ => Some(Color::White),
+            };
+            games.push(game(id, fen, winner));
+        }
+        let config = FitConfig {
+            epochs: 300,
+            learning_rate: 0.1,
+            square_l2: 1e-2,
+        };
+        let eval = fit_piece_squares(
+            Variant::Chess,
+            &games,
+            &[],
+            &config,
+            &ninjazero_data::progress::Silent,
+        )
+        .unwrap();
+        let queen = eval.piece_values()[Role::Queen];
+        assert!((queen - 9f32.ln()).abs() < 0.3, "queen {queen}");
+        assert!(eval.tempo().abs() < 0.1, "tempo {}", eval.tempo());
+        let summary = &eval.fit;
+        assert!(
+            summary.validation_loss < summary.validation_loss_tempo - 0.1,
+            "{summary:?}"
+        );
+        let position = Position::from_fen(Variant::Chess, queen_up[1]).unwrap();
+        assert!(
+            eval.log_odds(&position, 0) < -1.5,
+            "Black to move, a Queen down"
+        );
+    }
+
+    #[test]
+    fn too_few_positions_are_refused_with_the_counts() {
+        let games: Vec<GameRecord> = (0..20)
+            .map(|id| game(id, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1", Some(Color::White)))
+            .collect();
+        let error = fit_piece_squares(
+            Variant::Chess,
+            &games,
+            &[],
+            &FitConfig::default(),
+            &ninjazero_data::progress::Silent,
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("at least 100 of each are needed"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn games_stopped_at_the_ply_cap_are_left_out() {
+        // Enough positions, but every game ended at the cap: adjudicated or drawn there.
+        let games: Vec<GameRecord> = (0..400)
+            .map(|id| {
+                let mut g = game(id, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1", Some(Color::White));
+                g.termination = ["adjudication", "adjudication (material)", "max plies"]
+                    [id as usize % 3]
+                    .into();
+                g
+            })
+            .collect();
+        let error = fit_piece_squares(
+            Variant::Chess,
+            &games,
+            &[],
+            &FitConfig::default(),
+            &ninjazero_data::progress::Silent,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                FitError::TooFewPositions {
+                    found: 0,
+                    held_out: 0,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_game_of_another_variant_is_refused() {
+        let games = vec![game(1, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1", None)];
+        let error = fit_piece_squares(
+            Variant::InsaneNinja,
+            &games,
+            &[],
+            &FitConfig::default(),
+            &ninjazero_data::progress::Silent,
+        )
+        .unwrap_err();
+        assert!(matches!(error, FitError::WrongVariant { .. }), "{error}");
+    }
+}
