@@ -341,6 +341,15 @@ mod tests {
     use ninjazero_data::PositionRecord;
     use ninjazero_rules::{ByColor, ByRole, Color, Role};
 
+    fn fit(
+        variant: Variant,
+        games: &[GameRecord],
+        config: &FitConfig,
+    ) -> Result<PieceSquareEval, FitError> {
+        let silent = &ninjazero_data::progress::Silent;
+        fit_piece_squares(variant, games, &[], config, silent)
+    }
+
     /// A one-position game from `fen` with `winner`.
     fn game(game_id: u64, fen: &str, winner: Option<Color>) -> GameRecord {
         let position = Position::from_fen(Variant::Chess, fen).unwrap();
@@ -396,14 +405,7 @@ mod tests {
             learning_rate: 0.1,
             square_l2: 1e-2,
         };
-        let eval = fit_piece_squares(
-            Variant::Chess,
-            &games,
-            &[],
-            &config,
-            &ninjazero_data::progress::Silent,
-        )
-        .unwrap();
+        let eval = fit(Variant::Chess, &games, &config).unwrap();
         let queen = eval.piece_values()[Role::Queen];
         assert!((queen - 9f32.ln()).abs() < 0.3, "queen {queen}");
         assert!(eval.tempo().abs() < 0.1, "tempo {}", eval.tempo());
@@ -424,14 +426,7 @@ mod tests {
         let games: Vec<GameRecord> = (0..20)
             .map(|id| game(id, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1", Some(Color::White)))
             .collect();
-        let error = fit_piece_squares(
-            Variant::Chess,
-            &games,
-            &[],
-            &FitConfig::default(),
-            &ninjazero_data::progress::Silent,
-        )
-        .unwrap_err();
+        let error = fit(Variant::Chess, &games, &FitConfig::default()).unwrap_err();
         assert!(
             error
                 .to_string()
@@ -452,14 +447,7 @@ mod tests {
                 g
             })
             .collect();
-        let error = fit_piece_squares(
-            Variant::Chess,
-            &games,
-            &[],
-            &FitConfig::default(),
-            &ninjazero_data::progress::Silent,
-        )
-        .unwrap_err();
+        let error = fit(Variant::Chess, &games, &FitConfig::default()).unwrap_err();
         assert!(
             matches!(
                 error,
@@ -476,14 +464,7 @@ mod tests {
     #[test]
     fn a_game_of_another_variant_is_refused() {
         let games = vec![game(1, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1", None)];
-        let error = fit_piece_squares(
-            Variant::InsaneNinja,
-            &games,
-            &[],
-            &FitConfig::default(),
-            &ninjazero_data::progress::Silent,
-        )
-        .unwrap_err();
+        let error = fit(Variant::InsaneNinja, &games, &FitConfig::default()).unwrap_err();
         assert!(matches!(error, FitError::WrongVariant { .. }), "{error}");
     }
 }
