@@ -164,7 +164,11 @@ fn is_quiet(game: &GameRecord, index: usize) -> bool {
 fn rows(games: &[GameRecord], layout: &PieceSquareLayout) -> Result<(Rows, Rows), FitError> {
     let variant = layout.shape().variant;
     let (mut fit, mut held_out) = (Rows::default(), Rows::default());
-    for game in games.iter().filter(|g| decided_by_the_rules(g)) {
+    // In game-id order (stable: one id in two datasets keeps the datasets' order), so that
+    // the sums of the fit do not depend on how the games were spread over files.
+    let mut decided: Vec<&GameRecord> = games.iter().filter(|g| decided_by_the_rules(g)).collect();
+    decided.sort_by_key(|g| g.game_id);
+    for game in decided {
         if game.variant != variant {
             return Err(FitError::WrongVariant {
                 game_id: game.game_id,
@@ -419,6 +423,10 @@ mod tests {
             eval.log_odds(&position, 0) < -1.5,
             "Black to move, a Queen down"
         );
+        // The games in another order (as other files would hold them): the same weights.
+        games.reverse();
+        let again = fit(Variant::Chess, &games, &config).unwrap();
+        assert_eq!(again.weights(), eval.weights());
     }
 
     #[test]
