@@ -525,9 +525,10 @@ impl From<&AlphaBetaInfo> for SearchInfo {
 }
 
 impl Engine for AlphaBetaEngine {
-    /// `alphabeta[:NETWORK]:depth=D`, `…:ms=T` or both, then `:pick=M` for a picking
-    /// network, `:values=custom` and `:mobility=W` when they differ from the defaults
-    /// (every piece 1 with an evaluating network).
+    /// `alphabeta[:NETWORK|:EVALUATION]:depth=D`, `…:ms=T` or both, then `:pick=M` for a
+    /// picking network, `:values=custom` and `:mobility=W` when they differ from the
+    /// defaults (every piece 1 with an evaluating network; a learnt evaluation holds its
+    /// own, so it shows neither).
     fn name(&self) -> String {
         let config = self.engine.config();
         let mut name = String::from("alphabeta");
