@@ -420,10 +420,7 @@ impl FromStr for EngineSpec {
                 let (mut depth, mut ms) = (None, None);
                 for (key, value) in options {
                     match key {
-                        "depth" => {
-                            depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?)
-                        }
-                        "ms" => ms = Some(parse_milliseconds(spec, value)?),
+                        "depth" | "ms" => read_limit(spec, key, value, &mut depth, &mut ms)?,
                         "values" => {
                             config.piece_values = parse_values(spec, value, &config.piece_values)?
                         }
@@ -703,10 +700,7 @@ fn learnt_alphabeta(spec: &str, path: &str, options: &[&str]) -> Result<EngineSp
     let options = parse_options(spec, options, &ALPHABETA_OPTIONS[..2])?;
     let (mut depth, mut ms) = (None, None);
     for (key, value) in options {
-        match key {
-            "depth" => depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?),
-            _ => ms = Some(parse_milliseconds(spec, value)?),
-        }
+        read_limit(spec, key, value, &mut depth, &mut ms)?;
     }
     require_alphabeta_limit(spec, depth, ms)?;
     Ok(EngineSpec::AlphaBeta {
@@ -717,6 +711,22 @@ fn learnt_alphabeta(spec: &str, path: &str, options: &[&str]) -> Result<EngineSp
         pick: None,
         piece_squares: Some(PathBuf::from(path)),
     })
+}
+
+/// An alpha-beta spec's `depth=` (plies) or `ms=` (milliseconds per move).
+fn read_limit(
+    spec: &str,
+    key: &str,
+    value: &str,
+    depth: &mut Option<u32>,
+    ms: &mut Option<u64>,
+) -> Result<(), SpecError> {
+    if key == "depth" {
+        *depth = Some(parse_in_range(spec, key, value, 1..=MAX_DEPTH, "plies")?);
+    } else {
+        *ms = Some(parse_milliseconds(spec, value)?);
+    }
+    Ok(())
 }
 
 fn require_alphabeta_limit(
