@@ -4,8 +4,10 @@
 //! The log-odds that the side to move wins is a sum of weights over a position's
 //! [features](PieceSquareLayout::for_each_feature): for every piece a value by its role and
 //! a bonus by its role and square (as its owner sees the board, so one table serves both
-//! colours and the model is colour-symmetric), the Ninja Pawns in hand, a tempo for having
-//! the move, and the mobility difference the alpha-beta engine measures. The trainer fits
+//! colours and the model is colour-symmetric), for every piece but a King a weight by its
+//! role and its distance from either King (attackers and defenders: king safety), the
+//! Ninja Pawns in hand, a tempo for having the move, and the mobility difference the
+//! alpha-beta engine measures. The trainer fits
 //! the weights to the games' results (`ninjazero fit-eval`); `alphabeta:PATH.eval.json`
 //! searches with them. Everything in it comes from the games: no human piece value.
 //!
@@ -26,14 +28,25 @@
 
 use crate::encoding::BoardShape;
 use ninjazero_data::atomic;
-use ninjazero_rules::{with_article, ByRole, Color, Position, Role, Variant};
+use ninjazero_rules::{with_article, ByRole, Color, Position, Role, Square, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const FORMAT: &str = "ninjazero-piece-square-eval";
-/// Bump when the meaning of a weight changes; files record it.
-pub const PIECE_SQUARE_VERSION: u32 = 1;
+/// Bump when the meaning of a weight changes; files record it. Version 1 had no king
+/// zones; its files read as version 2 files with every king-zone weight 0 (the same
+/// evaluation).
+pub const PIECE_SQUARE_VERSION: u32 = 2;
+
+/// How far from a King a piece counts as near it (Chebyshev distance, in squares).
+pub const KING_ZONE_RADIUS: u8 = 3;
+/// King-zone weights per role: each distance from the enemy King, then from its own.
+const KING_ZONE_WEIGHTS: usize = 2 * KING_ZONE_RADIUS as usize;
+
+fn chebyshev(a: Square, b: Square) -> u8 {
+    a.file().abs_diff(b.file()).max(a.rank().abs_diff(b.rank()))
+}
 
 /// Where each weight of a variant's piece-square evaluation sits in one flat vector, and
 /// the features of a position over it: the one definition the trainer fits and the engine
@@ -58,9 +71,14 @@ impl PieceSquareLayout {
         Role::COUNT * self.shape.cells()
     }
 
-    /// The weights in all: square bonuses, piece values, hand, tempo, mobility.
+    /// The square bonuses and the king-zone weights: the detail the trainer regularises.
+    fn details(&self) -> usize {
+        self.squares() + (Role::COUNT - 1) * KING_ZONE_WEIGHTS
+    }
+
+    /// The weights in all: square bonuses, king zones, piece values, hand, tempo, mobility.
     pub fn len(&self) -> usize {
-        self.squares() + Role::COUNT + 3
+        self.details() + Role::COUNT + 3
     }
 
     /// Never empty; here for the `len` convention.
@@ -73,18 +91,33 @@ impl PieceSquareLayout {
         role.index() * self.shape.cells() + cell
     }
 
-    /// Whether weight `index` is a square bonus (the trainer regularises those harder: a
-    /// square seldom seen should fall back to the piece's value).
-    pub fn is_square(&self, index: usize) -> bool {
-        index < self.squares()
+    /// The weight of a piece of `role` (not the King) at Chebyshev distance `distance` (1
+    /// to [`KING_ZONE_RADIUS`]) from the enemy King (`near_own: false`) or from its own
+    /// (`true`).
+    pub fn king_zone_index(&self, role: Role, near_own: bool, distance: u8) -> usize {
+        debug_assert!(role != Role::King && (1..=KING_ZONE_RADIUS).contains(&distance));
+        let side = if near_own {
+            KING_ZONE_RADIUS as usize
+        } else {
+            0
+        };
+        // The King is role 0 and has no king-zone weights.
+        self.squares() + (role.index() - 1) * KING_ZONE_WEIGHTS + side + distance as usize - 1
+    }
+
+    /// Whether weight `index` is a square bonus or a king-zone weight: where a piece stands
+    /// rather than what it is (the trainer regularises those harder: a square seldom seen
+    /// should fall back to the piece's value).
+    pub fn is_positional(&self, index: usize) -> bool {
+        index < self.details()
     }
 
     pub fn value_index(&self, role: Role) -> usize {
-        self.squares() + role.index()
+        self.details() + role.index()
     }
 
     pub fn hand_index(&self) -> usize {
-        self.squares() + Role::COUNT
+        self.details() + Role::COUNT
     }
 
     pub fn tempo_index(&self) -> usize {
@@ -96,8 +129,8 @@ impl PieceSquareLayout {
     }
 
     /// Calls `feature(index, x)` for every non-zero feature of `position` from the side to
-    /// move's view: +1 for each of its pieces (value and square), −1 for each of the
-    /// opponent's, the hands' difference, 1 for the tempo and `mobility` (our legal moves
+    /// move's view: +1 for each of its pieces (value, square, and king zones within
+    /// [`KING_ZONE_RADIUS`] of either King), −1 for each of the opponent's, the hands' difference, 1 for the tempo and `mobility` (our legal moves
     /// less the opponent's one ply earlier). An index may come more than once.
     #[inline]
     pub fn for_each_feature(
@@ -107,6 +140,7 @@ impl PieceSquareLayout {
         mut feature: impl FnMut(usize, f32),
     ) {
         let us = position.turn();
+        let kings = [position.king(Color::White), position.king(Color::Black)];
         for (square, piece) in position.pieces() {
             let (sign, owner) = if piece.color == us {
                 (1.0, us)
@@ -116,6 +150,15 @@ impl PieceSquareLayout {
             let cell = self.shape.view_cell(square, owner);
             feature(self.square_index(piece.role, cell), sign);
             feature(self.value_index(piece.role), sign);
+            if piece.role != Role::King {
+                for near_own in [false, true] {
+                    let king = kings[if near_own { owner } else { !owner }.index()];
+                    let distance = chebyshev(square, king);
+                    if distance <= KING_ZONE_RADIUS {
+                        feature(self.king_zone_index(piece.role, near_own, distance), sign);
+                    }
+                }
+            }
         }
         let hand = f32::from(position.hand(us)) - f32::from(position.hand(!us));
         if hand != 0.0 {
@@ -137,7 +180,7 @@ pub struct FitSummary {
     pub validation_positions: usize,
     /// Tempo alone (how often the side to move wins): the floor to beat.
     pub validation_loss_tempo: f64,
-    /// Piece values, hand, tempo and mobility, without square bonuses.
+    /// Piece values, hand, tempo and mobility, without square bonuses or king zones.
     pub validation_loss_material: f64,
     /// The whole model.
     pub validation_loss: f64,
@@ -191,6 +234,10 @@ struct EvalFile {
     values: BTreeMap<String, f32>,
     /// Per role name, the bonus of each plane cell, rows from the owner's back edge.
     squares: BTreeMap<String, Vec<f32>>,
+    /// Per role name (not the King), the weight of a piece at distance 1, 2, … from the
+    /// enemy King, then at distance 1, 2, … from its own. Absent in version 1 files.
+    #[serde(default)]
+    king_zone: BTreeMap<String, Vec<f32>>,
     hand: f32,
     tempo: f32,
     mobility: f32,
@@ -305,6 +352,17 @@ impl PieceSquareEval {
                     )
                 })
                 .collect(),
+            king_zone: Role::ALL
+                .iter()
+                .filter(|&&r| r != Role::King)
+                .map(|&r| {
+                    let start = self.layout.king_zone_index(r, false, 1);
+                    (
+                        r.name().to_string(),
+                        self.weights[start..start + KING_ZONE_WEIGHTS].to_vec(),
+                    )
+                })
+                .collect(),
             hand: self.hand_value(),
             tempo: self.tempo(),
             mobility: self.mobility(),
@@ -337,9 +395,9 @@ impl PieceSquareEval {
         if file.format != FORMAT {
             return Err(format(format!("format is '{}'", file.format)));
         }
-        if file.version != PIECE_SQUARE_VERSION {
+        if !(1..=PIECE_SQUARE_VERSION).contains(&file.version) {
             return Err(format(format!(
-                "version {}; this build reads version {PIECE_SQUARE_VERSION}",
+                "version {}; this build reads versions 1 to {PIECE_SQUARE_VERSION}",
                 file.version
             )));
         }
@@ -383,6 +441,21 @@ impl PieceSquareEval {
             }
             let start = layout.square_index(role, 0);
             weights[start..start + shape.cells()].copy_from_slice(squares);
+            if role == Role::King || file.version < 2 {
+                continue;
+            }
+            let zone = file
+                .king_zone
+                .get(name)
+                .ok_or_else(|| format(format!("no king-zone weights for the {name}")))?;
+            if zone.len() != KING_ZONE_WEIGHTS {
+                return Err(format(format!(
+                    "{} king-zone weights for the {name}, where there are {KING_ZONE_WEIGHTS}",
+                    zone.len()
+                )));
+            }
+            let start = layout.king_zone_index(role, false, 1);
+            weights[start..start + KING_ZONE_WEIGHTS].copy_from_slice(zone);
         }
         weights[layout.hand_index()] = file.hand;
         weights[layout.tempo_index()] = file.tempo;
@@ -451,11 +524,11 @@ mod tests {
                 .to_string()
         };
         type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
-        let cases: [(Edit, &str); 6] = [
+        let cases: [(Edit, &str); 8] = [
             (&|f| f["format"] = "other".into(), "format is 'other'"),
             (
                 &|f| f["version"] = 99.into(),
-                "version 99; this build reads version 1",
+                "version 99; this build reads versions 1 to 2",
             ),
             (&|f| f["variant"] = "go".into(), "unknown variant 'go'"),
             (
@@ -474,6 +547,18 @@ mod tests {
                 },
                 "63 squares for the Rook, the board has 64 cells",
             ),
+            (
+                &|f| {
+                    f["king_zone"].as_object_mut().unwrap().remove("Queen");
+                },
+                "no king-zone weights for the Queen",
+            ),
+            (
+                &|f| {
+                    f["king_zone"]["Rook"].as_array_mut().unwrap().pop();
+                },
+                "5 king-zone weights for the Rook, where there are 6",
+            ),
         ];
         for (edit, message) in cases {
             let error = refusal(edit);
@@ -490,6 +575,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("none.eval.json"), "{error}");
+    }
+
+    #[test]
+    fn a_piece_near_a_king_counts_by_its_distance_from_either_king() {
+        let layout = PieceSquareLayout::new(Variant::Chess);
+        let mut weights = vec![0.0; layout.len()];
+        weights[layout.king_zone_index(Role::Knight, false, 1)] = 0.5;
+        weights[layout.king_zone_index(Role::Rook, true, 2)] = 0.25;
+        weights[layout.king_zone_index(Role::Rook, false, 3)] = 4.0;
+        let eval = PieceSquareEval::new(Variant::Chess, weights, FitSummary::default()).unwrap();
+        let odds = |fen: &str| eval.log_odds(&Position::from_fen(Variant::Chess, fen).unwrap(), 0);
+        // A White Knight beside the Black King, a White Rook two files from its own King
+        // and far from the other one.
+        assert_eq!(odds("4k3/3N4/8/8/8/8/8/R3K3 w - - 0 1"), 0.5);
+        assert_eq!(odds("8/3N4/8/8/7k/8/8/R3K3 w - - 0 1"), 0.0);
+        assert_eq!(odds("4k3/3N4/8/8/8/8/8/2R1K3 w - - 0 1"), 0.75);
+        // The same for Black to move, and for the colours swapped.
+        assert_eq!(odds("4k3/3N4/8/8/8/8/8/2R1K3 b - - 0 1"), -0.75);
+        assert_eq!(odds("2r1k3/8/8/8/8/8/3n4/4K3 b - - 0 1"), 0.75);
+    }
+
+    #[test]
+    fn a_version_1_file_reads_with_no_king_zones() {
+        let tmp = temp_dir();
+        let path = tmp.path().join("e.eval.json");
+        let eval = distinct(Variant::Asylum);
+        eval.save(&path).unwrap();
+        let mut file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        file["version"] = 1.into();
+        file.as_object_mut().unwrap().remove("king_zone");
+        std::fs::write(&path, file.to_string()).unwrap();
+        let old = PieceSquareEval::load(&path, Some(Variant::Asylum)).unwrap();
+        for (i, (&read, &saved)) in old.weights().iter().zip(eval.weights()).enumerate() {
+            let in_zone = i >= eval.layout().king_zone_index(Role::Queen, false, 1)
+                && i < eval.layout().value_index(Role::King);
+            assert_eq!(read, if in_zone { 0.0 } else { saved }, "weight {i}");
+        }
     }
 
     #[test]

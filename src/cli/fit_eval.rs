@@ -24,14 +24,14 @@ pub struct FitEvalArgs {
     /// `alphabeta:PATH.eval.json:ms=T` recognises).
     #[arg(long)]
     out: PathBuf,
-    /// Full passes over the positions per stage (tempo, material, squares). [range: 1 to 100000]
+    /// Full passes over the positions per stage (tempo; material; squares and king zones). [range: 1 to 100000]
     #[arg(long, value_parser = whole::<usize>(1, 100_000), default_value_t = FitConfig::default().epochs)]
     epochs: usize,
     /// Adam's starting learning rate. [range: above 0 to 10]
     #[arg(long, value_parser = real(0.0, 10.0, true), default_value_t = FitConfig::default().learning_rate)]
     learning_rate: f64,
-    /// L2 penalty on each square bonus: larger keeps the table closer to plain piece
-    /// values. [range: 0 to 100]
+    /// L2 penalty on each square bonus and king-zone weight: larger keeps the evaluation
+    /// closer to plain piece values. [range: 0 to 100]
     #[arg(long, value_parser = real(0.0, 100.0, false), default_value_t = FitConfig::default().square_l2)]
     square_l2: f64,
 }
@@ -58,7 +58,7 @@ pub fn run(args: FitEvalArgs) -> anyhow::Result<()> {
 fn describe(eval: &PieceSquareEval) -> String {
     let fit = &eval.fit;
     let mut text = format!(
-        "fitted on {} quiet positions of {} games ({} held out); held-out loss: tempo alone {:.4}, material {:.4}, with squares {:.4}\n",
+        "fitted on {} quiet positions of {} games ({} held out); held-out loss: tempo alone {:.4}, material {:.4}, with squares and king zones {:.4}\n",
         fit.positions, fit.games, fit.validation_positions, fit.validation_loss_tempo, fit.validation_loss_material, fit.validation_loss
     );
     let values = eval.piece_values();

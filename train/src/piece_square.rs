@@ -9,7 +9,7 @@
 //! or scored a draw: their result is a convention or the players' judgement, not the
 //! rules'. One game in ten (by its id) is held out to
 //! measure the fit. Three fits in a row, each from the one before: the tempo alone, then
-//! piece values, hand and mobility, then the square bonuses too; the held-out loss of each
+//! piece values, hand and mobility, then the square bonuses and king zones too; the held-out loss of each
 //! says what the next one adds.
 
 use ninjazero_data::progress::Progress;
@@ -25,10 +25,10 @@ pub struct FitConfig {
     pub epochs: usize,
     /// Adam's learning rate at the start (cosine decay to 0 over each stage).
     pub learning_rate: f64,
-    /// L2 penalty on each square bonus (per position of the mean loss): a square seldom
-    /// seen falls back to its piece's value. The default, 0.1, was the held-out loss's and
-    /// the arena's choice on insane-ninja's games (README, "A learnt evaluation"); 0.001
-    /// overfits 2,000 games.
+    /// L2 penalty on each square bonus and king-zone weight (per position of the mean
+    /// loss): a square seldom seen falls back to its piece's value. The default, 0.1, was
+    /// the held-out loss's and the arena's choice on insane-ninja's games (README, "A
+    /// learnt evaluation"); 0.001 overfits 2,000 games.
     pub square_l2: f64,
 }
 
@@ -290,11 +290,11 @@ pub fn fit_piece_squares(
     let tempo = layout.tempo_index();
     let stages: [(&str, &dyn Fn(usize) -> bool); 3] = [
         ("tempo", &|i| i == tempo),
-        ("material", &|i| !layout.is_square(i)),
-        ("squares", &|_| true),
+        ("material", &|i| !layout.is_positional(i)),
+        ("positional", &|_| true),
     ];
     let l2 = |i: usize| {
-        if layout.is_square(i) {
+        if layout.is_positional(i) {
             config.square_l2
         } else if i < layout.hand_index() {
             VALUE_L2
