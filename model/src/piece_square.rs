@@ -7,9 +7,8 @@
 //! colours and the model is colour-symmetric), for every piece but a King a weight by its
 //! role and its distance from either King (attackers and defenders: king safety), the
 //! Ninja Pawns in hand, a tempo for having the move, and the mobility difference the
-//! alpha-beta engine measures. The trainer fits
-//! the weights to the games' results (`ninjazero fit-eval`); `alphabeta:PATH.eval.json`
-//! searches with them. Everything in it comes from the games: no human piece value.
+//! alpha-beta engine measures. The trainer fits the weights to the games' results
+//! (`ninjazero fit-eval`); `alphabeta:PATH.eval.json` searches with them. Everything in it comes from the games: no human piece value.
 //!
 //! ```
 //! use ninjazero_model::{PieceSquareEval, PieceSquareLayout};
@@ -130,8 +129,9 @@ impl PieceSquareLayout {
 
     /// Calls `feature(index, x)` for every non-zero feature of `position` from the side to
     /// move's view: +1 for each of its pieces (value, square, and king zones within
-    /// [`KING_ZONE_RADIUS`] of either King), −1 for each of the opponent's, the hands' difference, 1 for the tempo and `mobility` (our legal moves
-    /// less the opponent's one ply earlier). An index may come more than once.
+    /// [`KING_ZONE_RADIUS`] of either King), −1 for each of the opponent's, the hands'
+    /// difference, 1 for the tempo and `mobility` (our legal moves less the opponent's one
+    /// ply earlier). An index may come more than once.
     #[inline]
     pub fn for_each_feature(
         &self,
@@ -586,8 +586,9 @@ mod tests {
         weights[layout.king_zone_index(Role::Rook, false, 3)] = 4.0;
         let eval = PieceSquareEval::new(Variant::Chess, weights, FitSummary::default()).unwrap();
         let odds = |fen: &str| eval.log_odds(&Position::from_fen(Variant::Chess, fen).unwrap(), 0);
-        // A White Knight beside the Black King, a White Rook two files from its own King
-        // and far from the other one.
+        // A White Knight beside the Black King counts 0.5, a White Rook two files from
+        // its own King 0.25 more, pieces far from both Kings nothing (the Rook's weight
+        // near the enemy King never applies: a swapped index would show).
         assert_eq!(odds("4k3/3N4/8/8/8/8/8/R3K3 w - - 0 1"), 0.5);
         assert_eq!(odds("8/3N4/8/8/7k/8/8/R3K3 w - - 0 1"), 0.0);
         assert_eq!(odds("4k3/3N4/8/8/8/8/8/2R1K3 w - - 0 1"), 0.75);
