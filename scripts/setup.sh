@@ -42,5 +42,6 @@ if ! command -v fairy-stockfish >/dev/null 2>&1 && [ ! -x /usr/games/fairy-stock
   fi
 fi
 torch_dir=$(.venv/bin/python -c "import os, torch; print(os.path.dirname(torch.__file__))" 2>/dev/null)
-ln -sfn "$torch_dir" .venv/libtorch
+# Relative, so that a moved or copied checkout still finds its own libtorch.
+ln -sfn "$(realpath --relative-to=.venv "$torch_dir")" .venv/libtorch
 echo "setup: ready (torch $TORCH_VERSION at $torch_dir)"
