@@ -8,7 +8,8 @@
 //! role and its distance from either King (attackers and defenders: king safety), the
 //! Ninja Pawns in hand, a tempo for having the move, and the mobility difference the
 //! alpha-beta engine measures. The trainer fits the weights to the games' results
-//! (`ninjazero fit-eval`); `alphabeta:PATH.eval.json` searches with them. Everything in it comes from the games: no human piece value.
+//! (`ninjazero fit-eval`); `alphabeta:PATH.eval.json` searches with them. Everything in
+//! it comes from the games: no human piece value.
 //!
 //! ```
 //! use ninjazero_model::{PieceSquareEval, PieceSquareLayout};
@@ -30,6 +31,7 @@ use ninjazero_data::atomic;
 use ninjazero_rules::{with_article, ByRole, Color, Position, Role, Square, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 const FORMAT: &str = "ninjazero-piece-square-eval";
@@ -102,6 +104,18 @@ impl PieceSquareLayout {
         };
         // The King is role 0 and has no king-zone weights.
         self.squares() + (role.index() - 1) * KING_ZONE_WEIGHTS + side + distance as usize - 1
+    }
+
+    /// The square bonuses of `role`, one per plane cell.
+    fn square_range(&self, role: Role) -> Range<usize> {
+        let start = self.square_index(role, 0);
+        start..start + self.shape.cells()
+    }
+
+    /// The king-zone weights of `role` in file order (none for the King).
+    fn king_zone_range(&self, role: Role) -> Option<Range<usize>> {
+        let start = (role != Role::King).then(|| self.king_zone_index(role, false, 1))?;
+        Some(start..start + KING_ZONE_WEIGHTS)
     }
 
     /// Whether weight `index` is a square bonus or a king-zone weight: where a piece stands
@@ -328,11 +342,17 @@ impl PieceSquareEval {
 
     /// Writes the evaluation as JSON (atomically: a reader never sees half a file).
     pub fn save(&self, path: &Path) -> Result<(), PieceSquareError> {
-        let cells = self.layout.shape.cells();
         let by_role = |f: &dyn Fn(Role) -> f32| -> BTreeMap<String, f32> {
             Role::ALL
                 .iter()
                 .map(|&r| (r.name().to_string(), f(r)))
+                .collect()
+        };
+        // A role's block of weights by its name; roles without one are left out.
+        let blocks = |range: &dyn Fn(Role) -> Option<Range<usize>>| -> BTreeMap<String, Vec<f32>> {
+            Role::ALL
+                .iter()
+                .filter_map(|&r| Some((r.name().to_string(), self.weights[range(r)?].to_vec())))
                 .collect()
         };
         let file = EvalFile {
@@ -342,27 +362,8 @@ impl PieceSquareEval {
             board_height: self.layout.shape.height,
             board_width: self.layout.shape.width,
             values: by_role(&|r| self.weights[self.layout.value_index(r)]),
-            squares: Role::ALL
-                .iter()
-                .map(|&r| {
-                    let start = self.layout.square_index(r, 0);
-                    (
-                        r.name().to_string(),
-                        self.weights[start..start + cells].to_vec(),
-                    )
-                })
-                .collect(),
-            king_zone: Role::ALL
-                .iter()
-                .filter(|&&r| r != Role::King)
-                .map(|&r| {
-                    let start = self.layout.king_zone_index(r, false, 1);
-                    (
-                        r.name().to_string(),
-                        self.weights[start..start + KING_ZONE_WEIGHTS].to_vec(),
-                    )
-                })
-                .collect(),
+            squares: blocks(&|r| Some(self.layout.square_range(r))),
+            king_zone: blocks(&|r| self.layout.king_zone_range(r)),
             hand: self.hand_value(),
             tempo: self.tempo(),
             mobility: self.mobility(),
@@ -439,23 +440,23 @@ impl PieceSquareEval {
                     shape.cells()
                 )));
             }
-            let start = layout.square_index(role, 0);
-            weights[start..start + shape.cells()].copy_from_slice(squares);
-            if role == Role::King || file.version < 2 {
+            weights[layout.square_range(role)].copy_from_slice(squares);
+            let Some(zone_range) = layout.king_zone_range(role).filter(|_| file.version >= 2)
+            else {
                 continue;
-            }
+            };
             let zone = file
                 .king_zone
                 .get(name)
                 .ok_or_else(|| format(format!("no king-zone weights for the {name}")))?;
-            if zone.len() != KING_ZONE_WEIGHTS {
+            if zone.len() != zone_range.len() {
                 return Err(format(format!(
-                    "{} king-zone weights for the {name}, where there are {KING_ZONE_WEIGHTS}",
-                    zone.len()
+                    "{} king-zone weights for the {name}, where there are {}",
+                    zone.len(),
+                    zone_range.len()
                 )));
             }
-            let start = layout.king_zone_index(role, false, 1);
-            weights[start..start + KING_ZONE_WEIGHTS].copy_from_slice(zone);
+            weights[zone_range].copy_from_slice(zone);
         }
         weights[layout.hand_index()] = file.hand;
         weights[layout.tempo_index()] = file.tempo;

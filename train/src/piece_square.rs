@@ -9,8 +9,8 @@
 //! or scored a draw: their result is a convention or the players' judgement, not the
 //! rules'. One game in ten (by its id) is held out to
 //! measure the fit. Three fits in a row, each from the one before: the tempo alone, then
-//! piece values, hand and mobility, then the square bonuses and king zones too; the held-out loss of each
-//! says what the next one adds.
+//! piece values, hand and mobility, then the square bonuses and king zones too; the
+//! held-out loss of each says what the next one adds.
 
 use ninjazero_data::progress::Progress;
 use ninjazero_data::{dataset_files_or_shards, read_file, DataError, GameRecord};
