@@ -9,6 +9,7 @@ use ninjazero_data::read_file;
 use ninjazero_pipeline::layout::{model_key, promotion_key, window_key};
 use ninjazero_pipeline::stages::{Promotion, TrainingWindow, PLAYER_MAX_PLIES};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
+use ninjazero_pipeline::ModelKind;
 use ninjazero_pipeline::{RunConfig, Store};
 use ninjazero_search::EngineSpec;
 use ninjazero_testkit::{temp_dir, text, trained_window, Binary};
@@ -112,10 +113,12 @@ fn check_run(store: &Store) -> Vec<String> {
         keys.extend([
             window_key(generation),
             promotion_key(generation),
-            model_key(generation),
+            model_key(config.model, generation),
         ]);
     }
-    keys.push(model_key(0));
+    if config.model == ModelKind::Network {
+        keys.push(model_key(ModelKind::Network, 0));
+    }
     keys.extend(store.list("arena/").unwrap().into_iter().map(|o| o.key));
     keys.extend(store.list("reports/").unwrap().into_iter().map(|o| o.key));
     keys.sort();
@@ -266,7 +269,7 @@ fn the_slurm_driver_names_what_is_missing_or_refused() {
     assert!(out.contains("invalid partition specified: gpu"), "{out}");
     let store = Store::open(text(&dir)).unwrap();
     assert!(store.list("selfplay/").unwrap().is_empty());
-    assert!(store.exists(&model_key(0)).unwrap());
+    assert!(store.exists(&model_key(ModelKind::Network, 0)).unwrap());
 }
 
 #[test]
@@ -340,7 +343,7 @@ fn workers_run_a_pipeline_stage_by_stage_after_init_only() {
         "{out}"
     );
     assert!(out.contains("train gen-0001 (job 0): done"), "{out}");
-    assert!(store.exists(&model_key(1)).unwrap());
+    assert!(store.exists(&model_key(ModelKind::Network, 1)).unwrap());
     // Waiting does not hide a refusal that time cannot mend.
     let (ok, out) = worker(&["arena", "--generation", "1", "--shard", "4", "--wait", "60"]);
     assert!(!ok);
@@ -385,7 +388,7 @@ fn a_first_player_plays_generation_zeros_games() {
     // After the random opening plies the player's move is the policy target.
     let targets = &games[0].positions[4].policy;
     assert_eq!((targets.len(), targets[0].probability), (1, 1.0));
-    assert!(store.exists(&model_key(1)).unwrap());
+    assert!(store.exists(&model_key(ModelKind::Network, 1)).unwrap());
     // The first network learns from every position of the player's games (the smoke
     // preset's growing window would take 500 of them).
     let trained = out
@@ -419,6 +422,89 @@ fn a_first_player_plays_generation_zeros_games() {
     ]);
     assert!(!ok);
     assert!(out.contains("--first-player"), "{out}");
+}
+
+#[test]
+fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let base = ["pipeline", "--run", text(&dir), "--model", "evaluation"];
+    let (ok, out) = run(&[&base[..], &SMOKE].concat());
+    assert!(ok, "{out}");
+    let store = Store::open(text(&dir)).unwrap();
+    check_run(&store);
+    let config = RunConfig::load_from(&store).unwrap();
+    assert_eq!(config.model, ModelKind::Evaluation);
+    // Generation 0 is the first player: alpha-beta at depth 1 with every piece worth one.
+    let counting = EngineSpec::alphabeta_counting(1).to_string();
+    assert_eq!(config.first_player.as_ref(), Some(&counting));
+    assert!(!store.exists(&model_key(ModelKind::Evaluation, 0)).unwrap());
+    assert!(!store.exists(&model_key(ModelKind::Network, 1)).unwrap());
+    let first = Manifest::load(&store, 0).unwrap();
+    assert_eq!(
+        (first.player.as_ref(), first.model.as_ref()),
+        (Some(&counting), None)
+    );
+    // Generation 1's games: alpha-beta at depth 2 searching with generation 1's fit, or
+    // the first player's again if generation 1 was not promoted.
+    let second = Manifest::load(&store, 1).unwrap();
+    let promoted = Promotion::load(&store, 1).unwrap().unwrap().promoted;
+    let fit = model_key(ModelKind::Evaluation, 1);
+    let file = tmp.path().join("part.arrow");
+    std::fs::write(&file, store.get(&part_key(1, 0, 0)).unwrap()).unwrap();
+    let players: HashSet<String> = read_file(&file, None)
+        .unwrap()
+        .into_iter()
+        .map(|g| g.model_id)
+        .collect();
+    let [player] = Vec::from_iter(players).try_into().unwrap();
+    if promoted {
+        assert_eq!(second.model.as_ref(), Some(&fit));
+        assert_eq!(second.player.as_deref(), Some("alphabeta:depth=2"));
+        assert!(player.ends_with("gen-0001.eval.json:depth=2"), "{player}");
+        // The fit is a learnt evaluation a person can play against.
+        let local = tmp.path().join("gen-0001.eval.json");
+        std::fs::write(&local, store.get(&fit).unwrap()).unwrap();
+        let spec: EngineSpec = format!("alphabeta:{}:depth=1", text(&local))
+            .parse()
+            .unwrap();
+        assert!(spec.factory(ninjazero_rules::Variant::InsaneNinja, tch::Device::Cpu, 0)().is_ok());
+    } else {
+        assert_eq!(
+            (second.player.as_ref(), second.model.as_ref()),
+            (Some(&counting), None)
+        );
+        assert_eq!(player, counting);
+    }
+    assert!(out.contains("fitting generation 2's evaluation"), "{out}");
+    let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
+    assert!(
+        summary.contains("a learnt piece-square evaluation searched by alpha-beta at depth 2"),
+        "{summary}"
+    );
+    // A rerun continues (nothing left to do); other settings and player values are refused.
+    let before = snapshot(&store);
+    let (ok, out) = run(&[&base[..], &SMOKE].concat());
+    assert!(ok, "{out}");
+    assert_eq!(snapshot(&store), before);
+    let (ok, out) = run(&["pipeline", "--run", text(&dir), "--model", "network"]);
+    assert!(!ok);
+    assert!(out.contains("--model evaluation → network"), "{out}");
+    let other = tmp.path().join("other");
+    let (ok, out) = run(&[
+        "pipeline",
+        "--run",
+        text(&other),
+        "--model",
+        "evaluation",
+        "--first-player",
+        "random",
+        "--player-values",
+        "true",
+    ]);
+    assert!(!ok);
+    assert!(out.contains("fits the games' results alone"), "{out}");
+    assert!(!other.join("run.toml").exists());
 }
 
 fn make_executable(path: &Path) {
@@ -463,7 +549,7 @@ fn a_budgeted_run_stops_when_the_next_generation_would_not_fit() {
     let config = RunConfig::load_from(&store).unwrap();
     assert_eq!((config.generations, config.hours), (1, Some(0.0001)));
     assert!(store.exists(&promotion_key(1)).unwrap());
-    assert!(!store.exists(&model_key(2)).unwrap());
+    assert!(!store.exists(&model_key(ModelKind::Network, 2)).unwrap());
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
         summary.contains("1 generation (as many as fitted a budget of 0.0001 wall hours"),

@@ -5,7 +5,7 @@ use crate::layout::CONFIG_KEY;
 use crate::{PipelineError, Store, StoreError};
 use ninjazero_model::Preset;
 use ninjazero_rules::Variant;
-use ninjazero_search::SearchConfig;
+use ninjazero_search::{EngineSpec, SearchConfig};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -69,6 +69,50 @@ impl FromStr for PipelinePreset {
     }
 }
 
+/// What a run learns, and so how its generations play.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// A policy/value network that MCTS searches with (AlphaZero): `models/gen-NNNN.safetensors`.
+    #[default]
+    Network,
+    /// A piece-square evaluation fitted to the games' results (`ninjazero fit-eval`) that
+    /// alpha-beta searches with at [`EVALUATION_DEPTH`]: `models/gen-NNNN.eval.json`.
+    /// Generation 0 is the first player; the CPU's shallow searches learn more this way
+    /// (README, "A learnt evaluation for alpha-beta").
+    Evaluation,
+}
+
+impl ModelKind {
+    /// `network` or `evaluation`, as `run.toml` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Network => "network",
+            ModelKind::Evaluation => "evaluation",
+        }
+    }
+}
+
+/// The fixed depth at which a learnt evaluation plays its self-play and its arenas: the
+/// depth the evaluation loop was measured at (README), affordable for 1,000 games a
+/// generation on two cores.
+pub const EVALUATION_DEPTH: u32 = 2;
+
+/// The depth of the first player a learnt evaluation starts from (every piece worth one).
+pub const COUNTING_DEPTH: u32 = 1;
+
+/// Training windows of a learnt evaluation: the last two generations' games (README: wider
+/// windows hold weaker players' games, which hurt while the loop still climbs).
+const EVALUATION_WINDOW: u32 = 2;
+
+/// Arena pairs of a learnt evaluation's runs (but the smoke preset): fixed-depth alpha-beta
+/// games cost little, and 200 games separate generations some 50 Elo apart.
+const EVALUATION_ARENA_PAIRS: usize = 100;
+
+/// Self-play games of a learnt evaluation's generation at least: a fit needs a few thousand
+/// quiet positions, held out and fitted ([`ninjazero_train::piece_square::MIN_FIT_POSITIONS`] each).
+const EVALUATION_MIN_GAMES: u64 = 100;
+
 /// Everything a run needs to continue: written once as `run.toml` in the run directory, and
 /// read back by every later command (or worker) on that run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +163,9 @@ pub struct RunConfig {
     /// so far. Like `generations`, a continued run may change it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hours: Option<f64>,
+    /// What the run learns. Runs stored before the setting existed read `network`.
+    #[serde(default)]
+    pub model: ModelKind,
 }
 
 fn one() -> u32 {
@@ -173,6 +220,29 @@ impl RunConfig {
             first_player: None,
             player_values: false,
             hours: None,
+            model: ModelKind::Network,
+        }
+    }
+
+    /// These settings for a run that learns a piece-square evaluation ([`ModelKind::Evaluation`]):
+    /// generation 0 is the first player (alpha-beta at [`COUNTING_DEPTH`] with every piece
+    /// worth one, unless one is named), each later generation alpha-beta with its fitted
+    /// evaluation at [`EVALUATION_DEPTH`], fitted to the last two generations' games.
+    pub fn learning_an_evaluation(self) -> RunConfig {
+        let smoke = self.preset == PipelinePreset::Smoke;
+        RunConfig {
+            model: ModelKind::Evaluation,
+            window_generations: EVALUATION_WINDOW,
+            first_player: self
+                .first_player
+                .or_else(|| Some(EngineSpec::alphabeta_counting(COUNTING_DEPTH).to_string())),
+            arena_pairs: if smoke {
+                self.arena_pairs
+            } else {
+                self.arena_pairs.max(EVALUATION_ARENA_PAIRS)
+            },
+            selfplay_games: self.selfplay_games.max(EVALUATION_MIN_GAMES),
+            ..self
         }
     }
 
@@ -250,10 +320,11 @@ pub enum Setting {
     ArenaShards,
     FirstPlayer,
     PlayerValues,
+    Model,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 7] = [
+    pub const ALL: [Setting; 8] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
@@ -261,6 +332,7 @@ impl Setting {
         Setting::ArenaShards,
         Setting::FirstPlayer,
         Setting::PlayerValues,
+        Setting::Model,
     ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
@@ -273,6 +345,7 @@ impl Setting {
             Setting::ArenaShards => "arena_shards",
             Setting::FirstPlayer => "first_player",
             Setting::PlayerValues => "player_values",
+            Setting::Model => "model",
         }
     }
 }
@@ -308,6 +381,9 @@ pub fn load_or_create(
         // A stored run's settings agreed with this when it was made; changes are refused.
         if wanted.player_values && wanted.first_player.is_none() {
             return Err(PipelineError::PlayerValuesWithoutPlayer);
+        }
+        if wanted.player_values && wanted.model == ModelKind::Evaluation {
+            return Err(PipelineError::PlayerValuesWithoutNetwork);
         }
         wanted.save_to(store)?;
         return Ok(wanted.clone());

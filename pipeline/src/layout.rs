@@ -4,6 +4,7 @@
 //! ```text
 //! run.toml                                   the settings (RunConfig)
 //! models/gen-NNNN.safetensors (+ .json)      each generation's network, written once
+//! models/gen-NNNN.eval.json                  … or its learnt evaluation (`--model evaluation`)
 //! selfplay/gen-NNNN/MANIFEST.json            the self-play of generation NNNN's best network
 //! selfplay/gen-NNNN/shard-KKKK/…             its shards (see crate::worker)
 //! train/gen-NNNN/window.json                 exactly which objects trained generation NNNN
@@ -17,6 +18,9 @@
 //! summary.md, elo.png                        the latest report (rewritten)
 //! ```
 
+use crate::ModelKind;
+use ninjazero_search::PIECE_SQUARE_SUFFIX;
+
 /// `gen-0007`: how keys and arenas name a generation.
 pub fn generation_name(generation: u32) -> String {
     format!("gen-{generation:04}")
@@ -29,9 +33,14 @@ pub const SUMMARY_KEY: &str = "summary.md";
 /// `elo.png`: each generation's Elo against generation 0.
 pub const ELO_PLOT_KEY: &str = "elo.png";
 
-/// The network of `generation` (0: the initial network).
-pub fn model_key(generation: u32) -> String {
-    format!("models/{}.safetensors", generation_name(generation))
+/// The model of `generation` (0: the initial network; a run that learns an evaluation has
+/// none for generation 0, whose player is the first player).
+pub fn model_key(kind: ModelKind, generation: u32) -> String {
+    let suffix = match kind {
+        ModelKind::Network => ".safetensors",
+        ModelKind::Evaluation => PIECE_SQUARE_SUFFIX,
+    };
+    format!("models/{}{suffix}", generation_name(generation))
 }
 
 /// The objects `generation` was trained on.

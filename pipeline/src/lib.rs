@@ -25,8 +25,8 @@ pub mod summary;
 pub mod worker;
 
 pub use config::{
-    load_or_create, PipelinePreset, Reach, RunConfig, Setting, SettingDifference, UnknownPreset,
-    MAX_HOURS,
+    load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting, SettingDifference,
+    UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_HOURS,
 };
 pub use layout::generation_name;
 pub use scheduler::{
@@ -80,6 +80,9 @@ pub enum PipelineError {
     /// A new run asks for the first player's search values without a first player.
     #[error("--player-values true needs --first-player: only a first player's games keep a player's search values")]
     PlayerValuesWithoutPlayer,
+    /// A new run asks for player values where no network learns from them.
+    #[error("--player-values true is for a network's value targets; --model evaluation fits the games' results alone")]
+    PlayerValuesWithoutNetwork,
     /// Settings that could not be encoded (TOML or JSON).
     #[error("cannot encode the run's settings: {0}")]
     Encode(String),
@@ -91,6 +94,9 @@ pub enum PipelineError {
     Data(#[from] DataError),
     #[error(transparent)]
     Train(#[from] TrainError),
+    /// An evaluation could not be fitted to a generation's games.
+    #[error("fitting the evaluation: {0}")]
+    Fit(String),
     #[error("unknown training preset '{0}'")]
     UnknownTrainPreset(String),
     /// A player could not be made, or an arena game failed.

@@ -96,7 +96,7 @@ impl Stage {
                 }
                 missing
             }
-            Stage::Train(g) => single(store.exists(&model_key(g))?),
+            Stage::Train(g) => single(store.exists(&model_key(ctx.config.model, g))?),
             Stage::Promote(g) => single(store.exists(&promotion_key(g))?),
             Stage::Report => single(store.exists(&report_key(ctx.config.generations))?),
             Stage::Arena(set) => {
@@ -262,7 +262,9 @@ impl std::fmt::Display for BudgetCheck {
 /// budget. A baseline arena's games search with the network on one side only, so each is
 /// expected to take half as long as the last generation's arenas on average (the final
 /// best against generation 0 is the arena its own generation played). Wall times are the jobs'
-/// own (one process runs one job at a time, so they add up to the run's wall time).
+/// own (one process runs one job at a time, so they add up to the run's wall time). A run
+/// that learns an evaluation expects each generation to cost the last one's: only its first
+/// games (the first player's, at depth 1) are cheaper than the next, by about half.
 ///
 /// # Panics
 /// If the run has no budget (`hours`).
@@ -278,7 +280,11 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
     for arena in &arenas {
         arena_hours += hours(stored_costs(ctx.store, &arena_cost_prefix(&arena.name()))?);
     }
-    if best_after(ctx.store, generation - 1)? == 0 && best_after(ctx.store, generation)? > 0 {
+    let network = ctx.config.model == crate::ModelKind::Network;
+    if network
+        && best_after(ctx.store, generation - 1)? == 0
+        && best_after(ctx.store, generation)? > 0
+    {
         // The games behind this generation were a first player's or the model-free
         // search's, far cheaper than the network's self-play the next one plays.
         let stored = hours(stored_costs(

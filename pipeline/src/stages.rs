@@ -16,16 +16,16 @@ use crate::layout::{
 };
 use crate::worker::{self, done_key, part_key, selfplay_shard, Manifest, ShardJob, ShardOutcome};
 use crate::{
-    baselines, ladder_scale, plot_elo, write_summary, GenerationRow, PipelineError, Progress,
-    RunConfig, RunReport, Store, StoreError,
+    baselines, ladder_scale, plot_elo, write_summary, GenerationRow, ModelKind, PipelineError,
+    Progress, RunConfig, RunReport, Store, StoreError, EVALUATION_DEPTH,
 };
 use ninjazero_arena::{run_arena, ArenaConfig, ArenaGame, ArenaResult};
 use ninjazero_data::finished_game_ids;
 use ninjazero_model::Model;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
-use ninjazero_search::EngineSpec;
-use ninjazero_train::{train, RunControl, TrainConfig, TrainJob, TrainReport};
+use ninjazero_search::{EngineSpec, PIECE_SQUARE_SUFFIX};
+use ninjazero_train::{fit_piece_squares_on, train, FitConfig, RunControl, TrainConfig, TrainJob};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use tch::Device;
@@ -62,12 +62,16 @@ impl<'a> RunContext<'a> {
         })
     }
 
-    /// The network of `generation` as a local file (with its sidecar).
+    /// The model of `generation` as a local file (a network with its sidecar).
     fn model(&self, generation: u32) -> Result<PathBuf, PipelineError> {
-        worker::fetch_model(self.store, &model_key(generation), &self.local).map_err(|e| match e {
+        let key = model_key(self.config.model, generation);
+        worker::fetch_model(self.store, &key, &self.local).map_err(|e| match e {
             PipelineError::Store(StoreError::NotFound { url, key }) => PipelineError::NotYet {
                 key: format!("{url}/{key}"),
-                reason: format!("generation {generation}'s network is not stored yet"),
+                reason: format!(
+                    "generation {generation}'s {} is not stored yet",
+                    self.config.model.name()
+                ),
             },
             other => other,
         })
@@ -139,16 +143,18 @@ fn get_json<T: serde::de::DeserializeOwned>(
 }
 
 /// Stores generation 0, a freshly initialised network (seeded with the run's seed), unless
-/// it is stored. Returns whether it was written.
+/// it is stored. Returns whether it was written. A run that learns an evaluation has no
+/// generation 0 to store: its first player is generation 0.
 pub fn initial_model(ctx: &RunContext) -> Result<bool, PipelineError> {
-    if ctx.store.exists(&model_key(0))? {
+    let key = model_key(ctx.config.model, 0);
+    if ctx.config.model == ModelKind::Evaluation || ctx.store.exists(&key)? {
         return Ok(false);
     }
     let scratch = ctx.scratch()?;
     let file = scratch.path().join("initial.safetensors");
     tch::manual_seed(ctx.config.seed as i64);
     Model::new(ctx.variant, &ctx.config.network.config(), Device::Cpu).save(&file)?;
-    store_model(ctx.store, &model_key(0), &file)?;
+    store_model(ctx.store, &key, &file)?;
     Ok(true)
 }
 
@@ -196,16 +202,20 @@ pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
 }
 
 /// The manifest of generation `generation`'s self-play, from the run's settings and the
-/// best network once `generation` is decided. Generation 0's network knows nothing, so
+/// best model once `generation` is decided. Generation 0's network knows nothing, so
 /// while nothing is promoted the data comes from the model-free search (uniform priors,
 /// material value), and generation 0's from [`RunConfig::first_player`] when the run
-/// names one.
+/// names one. A learnt evaluation's games are alpha-beta's at [`EVALUATION_DEPTH`] with
+/// the best evaluation, or the first player's while nothing is promoted.
 pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, PipelineError> {
     let best = best_after(ctx.store, generation)?;
     let games_per_shard = ctx.config.games_per_shard();
-    let player = (generation == 0)
-        .then(|| ctx.config.first_player.clone())
-        .flatten();
+    let first_player = ctx.config.first_player.clone();
+    let player = match ctx.config.model {
+        ModelKind::Network => (generation == 0).then_some(first_player).flatten(),
+        ModelKind::Evaluation if best == 0 => first_player,
+        ModelKind::Evaluation => Some(EngineSpec::alphabeta(EVALUATION_DEPTH).to_string()),
+    };
     let mut search = ctx.config.search.clone();
     if player.is_some() {
         // A player's games cost next to nothing beside the network's: they run to the long
@@ -223,7 +233,7 @@ pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, Pipe
         seed: ctx.config.seed,
         concurrency: ctx.config.concurrency,
         search,
-        model: (best > 0).then(|| model_key(best)),
+        model: (best > 0).then(|| model_key(ctx.config.model, best)),
         player,
     })
 }
@@ -384,25 +394,44 @@ fn holds_the_first_players_games(config: &RunConfig, window: &TrainingWindow) ->
     config.first_player.is_some() && window.data.iter().any(|source| source.generation == 0)
 }
 
-/// Trains the candidate of `generation` from the best network before it, on the objects of
-/// its [`TrainingWindow`] (`train/gen-NNNN/window.json`), and stores it. Resumes an
-/// interrupted job on the same machine; `None` when the candidate is stored already.
+/// Makes the candidate of `generation` from the objects of its [`TrainingWindow`]
+/// (`train/gen-NNNN/window.json`) and stores it, with what making it cost: a network
+/// trained from the best before it, or an evaluation fitted afresh. `false` when the
+/// candidate is stored already.
 pub fn train_generation(
     ctx: &RunContext,
     generation: u32,
     progress: &dyn Progress,
-) -> Result<Option<TrainReport>, PipelineError> {
-    let key = model_key(generation);
+) -> Result<bool, PipelineError> {
+    let key = model_key(ctx.config.model, generation);
     if ctx.store.exists(&key)? {
-        return Ok(None);
+        return Ok(false);
     }
     let meter = Meter::start(ctx.device);
     let window = training_window(ctx, generation)?;
     let work = ctx.local.join("train").join(generation_name(generation));
     let data_dirs = stage_window(ctx, &window, &work.join("data"))?;
+    match ctx.config.model {
+        ModelKind::Network => train_network(ctx, &window, data_dirs, &work, progress)?,
+        ModelKind::Evaluation => fit_evaluation(ctx, &window, &data_dirs, &work, progress)?,
+    }
+    let prefix = train_cost_prefix(generation);
+    meter.record(ctx.store, &format!("{prefix}train.json"))?;
+    Ok(true)
+}
+
+/// Trains generation `window.generation`'s network from the best before it and stores it.
+/// Resumes an interrupted training on the same machine.
+fn train_network(
+    ctx: &RunContext,
+    window: &TrainingWindow,
+    data_dirs: Vec<PathBuf>,
+    work: &Path,
+    progress: &dyn Progress,
+) -> Result<(), PipelineError> {
     let mut config = TrainConfig::preset(&ctx.config.train)
         .ok_or_else(|| PipelineError::UnknownTrainPreset(ctx.config.train.clone()))?;
-    if holds_the_first_players_games(&ctx.config, &window) {
+    if holds_the_first_players_games(&ctx.config, window) {
         config.fix_window(usize::MAX);
     }
     config.player_values = ctx.config.player_values;
@@ -424,11 +453,14 @@ pub fn train_generation(
     );
     progress.stage_finished();
     let report = trained?;
-    store_model(ctx.store, &key, &out)?;
-    let prefix = train_cost_prefix(generation);
-    meter.record(ctx.store, &format!("{prefix}train.json"))?;
+    store_model(
+        ctx.store,
+        &model_key(ModelKind::Network, window.generation),
+        &out,
+    )?;
     progress.log(&format!(
-        "training generation {generation} from {}: {} steps on {} of {} positions, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        "training generation {} from {}: {} steps on {} of {} positions, policy loss {:.3}, value loss {:.3}, {:.0} samples/s, loader wait {:.1} %",
+        window.generation,
         window.parent,
         report.steps_done,
         report.window_positions,
@@ -438,11 +470,39 @@ pub fn train_generation(
         report.samples_per_s,
         100.0 * report.loader_wait_share
     ));
-    Ok(Some(report))
+    Ok(())
 }
 
-/// A player of an arena: a generation's network (MCTS at the run's arena simulations) or
-/// a named baseline.
+/// Fits generation `window.generation`'s evaluation to its window's games (`fit-eval`'s
+/// settings) and stores it.
+fn fit_evaluation(
+    ctx: &RunContext,
+    window: &TrainingWindow,
+    data_dirs: &[PathBuf],
+    work: &Path,
+    progress: &dyn Progress,
+) -> Result<(), PipelineError> {
+    let eval = fit_piece_squares_on(ctx.variant, data_dirs, &FitConfig::default(), progress)
+        .map_err(|e| PipelineError::Fit(e.to_string()))?;
+    let out = work.join(format!("candidate{PIECE_SQUARE_SUFFIX}"));
+    eval.save(&out)
+        .map_err(|e| PipelineError::Fit(format!("{}: {e}", out.display())))?;
+    let key = model_key(ModelKind::Evaluation, window.generation);
+    match ctx.store.put_new_file(&key, &out) {
+        Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let fit = &eval.fit;
+    progress.log(&format!(
+        "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4})",
+        window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material
+    ));
+    Ok(())
+}
+
+/// A player of an arena: a generation's model (a network: MCTS at the run's arena
+/// simulations; an evaluation: alpha-beta at [`EVALUATION_DEPTH`], generation 0 the first
+/// player) or a named baseline.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Player {
     Generation(u32),
@@ -460,10 +520,31 @@ impl Player {
 
     fn spec(&self, ctx: &RunContext) -> Result<EngineSpec, PipelineError> {
         Ok(match self {
-            Player::Generation(g) => EngineSpec::mcts(ctx.model(*g)?, ctx.config.arena_simulations),
+            Player::Generation(g) => match ctx.config.model {
+                ModelKind::Network => {
+                    EngineSpec::mcts(ctx.model(*g)?, ctx.config.arena_simulations)
+                }
+                ModelKind::Evaluation if *g == 0 => first_player(&ctx.config)?,
+                ModelKind::Evaluation => EngineSpec::alphabeta(EVALUATION_DEPTH)
+                    .with_evaluation(ctx.model(*g)?)
+                    .expect("alpha-beta searches with an evaluation"),
+            },
             Player::Baseline(_, spec) => spec.clone(),
         })
     }
+}
+
+/// The run's first player, which a run learning an evaluation has (see
+/// [`RunConfig::learning_an_evaluation`]).
+fn first_player(config: &RunConfig) -> Result<EngineSpec, PipelineError> {
+    let text = config.first_player.as_deref().ok_or_else(|| {
+        PipelineError::Arena(
+            "a run that learns an evaluation needs a first player (run.toml's first_player)"
+                .to_string(),
+        )
+    })?;
+    text.parse()
+        .map_err(|e| PipelineError::Arena(format!("run.toml's first_player {text}: {e}")))
 }
 
 /// An arena between two players, named `A-vs-B`.

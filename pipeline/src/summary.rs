@@ -8,7 +8,7 @@
 //! compute spent until its arena was played ([`crate::cost`]).
 
 use crate::cost::Cost;
-use crate::{PipelineError, RunConfig};
+use crate::{ModelKind, PipelineError, RunConfig, EVALUATION_DEPTH};
 use ninjazero_arena::ladder::VIRTUAL_DRAWS;
 use ninjazero_arena::{fit_ratings, ArenaResult, PairingScore, Rating};
 use ninjazero_data::atomic::write_atomically;
@@ -112,18 +112,30 @@ pub fn write_summary(path: &Path, report: &RunReport) -> Result<(), PipelineErro
         ),
         None => counted(config.generations, "generation"),
     };
+    let learner = match config.model {
+        ModelKind::Network => format!(
+            "{} preset network, {} self-play games per generation ({} / {} simulations), arenas of {} paired games at {} simulations",
+            config.network,
+            config.selfplay_games,
+            config.search.simulations,
+            config.search.cheap_simulations,
+            2 * config.arena_pairs,
+            config.arena_simulations
+        ),
+        ModelKind::Evaluation => format!(
+            "a learnt piece-square evaluation searched by alpha-beta at depth {EVALUATION_DEPTH} (generation 0: {}), \
+             fitted to the last {} generations' games, {} self-play games per generation, arenas of {} paired games \
+             (the baselines' MCTS at {} simulations)",
+            config.first_player.as_deref().unwrap_or("none"),
+            config.window_generations,
+            config.selfplay_games,
+            2 * config.arena_pairs,
+            config.arena_simulations
+        ),
+    };
     let mut md = format!(
-        "# NinjaZero run: {}\n\nPreset {:?}, {generations}, {} {} network, {} self-play games per generation \
-         ({} / {} simulations), arenas of {} paired games at {} simulations.\n\n",
-        config.variant,
-        config.preset,
-        config.network,
-        "preset",
-        config.selfplay_games,
-        config.search.simulations,
-        config.search.cheap_simulations,
-        2 * config.arena_pairs,
-        config.arena_simulations
+        "# NinjaZero run: {}\n\nPreset {:?}, {generations}, {learner}.\n\n",
+        config.variant, config.preset,
     );
     md.push_str("## Generations\n\n| generation | against the best so far | promoted | Elo vs generation 0 (95 %) | Elo, random = 0 (95 %) |\n| --- | --- | --- | --- | --- |\n");
     md.push_str(&format!(

@@ -22,7 +22,7 @@ use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
 use ninjazero_data::{dataset_files, FlushPolicy};
 use ninjazero_model::{load_evaluator, OneTorchThread};
 use ninjazero_rules::{Position, Variant};
-use ninjazero_search::{EngineSpec, SearchConfig};
+use ninjazero_search::{EngineSpec, SearchConfig, PIECE_SQUARE_SUFFIX};
 use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,8 +53,9 @@ pub struct Manifest {
     /// Games played at once by a worker.
     pub concurrency: usize,
     pub search: SearchConfig,
-    /// The network that plays (a key such as `models/gen-0003.safetensors`); none: the
-    /// model-free search.
+    /// The model that plays: a network (a key such as `models/gen-0003.safetensors`) or a
+    /// learnt evaluation that [`Manifest::player`] searches with (`models/gen-0003.eval.json`);
+    /// none: the model-free search, or the player alone.
     pub model: Option<String>,
     /// A player spec (`alphabeta:depth=1:…`) whose games these are instead of the MCTS
     /// self-play: its move is each position's policy target after the opening plies.
@@ -231,21 +232,15 @@ pub fn selfplay_shard(
     if store.exists(&done_key(job.generation, job.shard))? {
         return Ok(ShardOutcome::AlreadyDone);
     }
-    let model = match job.model.or(manifest.model.as_deref()) {
+    let key = job.model.or(manifest.model.as_deref());
+    let model = match key {
         Some(key) => Some(fetch_model(store, key, job.cache)?),
         None => None,
     };
-    let (mut evaluator, model_id) = load_evaluator(model.as_deref(), variant, job.device)?;
-    let player = match &manifest.player {
-        Some(text) => Some(
-            text.parse::<EngineSpec>()
-                .map_err(|e| PipelineError::Manifest {
-                    key: format!("{}/{}", store.url(), Manifest::key(job.generation)),
-                    reason: format!("not a player: {e}"),
-                })?,
-        ),
-        None => None,
-    };
+    let evaluation = model.as_deref().filter(|_| key.is_some_and(is_evaluation));
+    let network = model.as_deref().filter(|_| evaluation.is_none());
+    let (mut evaluator, model_id) = load_evaluator(network, variant, job.device)?;
+    let player = manifest_player(store, &manifest, evaluation)?;
     // A player's batch-1 searches: one libtorch thread per game, until the shard is done.
     let _one_thread = player.is_some().then(OneTorchThread::new);
     let stored: Vec<String> = store
@@ -401,6 +396,37 @@ fn mark_done(store: &Store, manifest: &Manifest, job: &ShardJob) -> Result<(), P
     }
 }
 
+/// The manifest's player, searching with `evaluation` when the manifest's model is one.
+fn manifest_player(
+    store: &Store,
+    manifest: &Manifest,
+    evaluation: Option<&Path>,
+) -> Result<Option<EngineSpec>, PipelineError> {
+    let refused = |reason: String| PipelineError::Manifest {
+        key: format!("{}/{}", store.url(), Manifest::key(manifest.generation)),
+        reason,
+    };
+    let player = match &manifest.player {
+        Some(text) => Some(
+            text.parse::<EngineSpec>()
+                .map_err(|e| refused(format!("not a player: {e}")))?,
+        ),
+        None => None,
+    };
+    match (player, evaluation) {
+        (player, None) => Ok(player),
+        (Some(player), Some(evaluation)) => match player.with_evaluation(evaluation) {
+            Some(searching) => Ok(Some(searching)),
+            None => Err(refused(format!(
+                "its model is a learnt evaluation, which {player} cannot search with (alpha-beta without a network can)"
+            ))),
+        },
+        (None, Some(_)) => Err(refused(
+            "its model is a learnt evaluation, and it names no alpha-beta player to search with it".to_string(),
+        )),
+    }
+}
+
 /// The key of a model's `.json` sidecar.
 pub(crate) fn sidecar_key(key: &str) -> Result<String, PipelineError> {
     match key.strip_suffix(".safetensors") {
@@ -412,15 +438,22 @@ pub(crate) fn sidecar_key(key: &str) -> Result<String, PipelineError> {
     }
 }
 
-/// The model at `key` and its `.json` sidecar, fetched into the cache; the local path of
-/// the model.
+/// The model at `key` (a network with its `.json` sidecar, or a learnt evaluation),
+/// fetched into the cache; the local path of the model.
 pub(crate) fn fetch_model(
     store: &Store,
     key: &str,
     cache: &Path,
 ) -> Result<std::path::PathBuf, PipelineError> {
-    store.get_to_cache(&sidecar_key(key)?, cache)?;
+    if !is_evaluation(key) {
+        store.get_to_cache(&sidecar_key(key)?, cache)?;
+    }
     Ok(store.get_to_cache(key, cache)?)
+}
+
+/// Whether a model key names a learnt evaluation, not a network.
+fn is_evaluation(key: &str) -> bool {
+    key.ends_with(PIECE_SQUARE_SUFFIX)
 }
 
 /// A shard as the stored objects show it.

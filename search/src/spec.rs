@@ -197,6 +197,44 @@ impl EngineSpec {
         }
     }
 
+    /// Alpha-beta to `depth` plies with every piece worth one Pawn (and the default
+    /// mobility): the player the rules alone give.
+    pub fn alphabeta_counting(depth: u32) -> EngineSpec {
+        EngineSpec::AlphaBeta {
+            depth: Some(depth),
+            ms: None,
+            config: AlphaBetaConfig {
+                // The King's value is never counted; 0 as `values=` leaves it.
+                piece_values: ByRole::new(|role| if role == Role::King { 0.0 } else { 1.0 }),
+                ..AlphaBetaConfig::default()
+            },
+            network: None,
+            pick: None,
+            piece_squares: None,
+        }
+    }
+
+    /// This alpha-beta player searching with the learnt evaluation at `path` instead of its
+    /// own (its limits kept); `None` for any other player, or alpha-beta with a network.
+    pub fn with_evaluation(&self, path: impl Into<PathBuf>) -> Option<EngineSpec> {
+        match self {
+            EngineSpec::AlphaBeta {
+                depth,
+                ms,
+                network: None,
+                ..
+            } => Some(EngineSpec::AlphaBeta {
+                depth: *depth,
+                ms: *ms,
+                config: AlphaBetaConfig::default(),
+                network: None,
+                pick: None,
+                piece_squares: Some(path.into()),
+            }),
+            _ => None,
+        }
+    }
+
     /// The engine for `variant`: a checkpoint is loaded on `device`; `seed` seeds a random
     /// mover without its own seed and the random stream of an MCTS engine.
     pub fn build(
@@ -864,6 +902,44 @@ mod tests {
     fn parse(text: &str) -> EngineSpec {
         text.parse()
             .unwrap_or_else(|e| panic!("'{text}' is rejected: {e}"))
+    }
+
+    #[test]
+    fn an_alpha_beta_player_searches_with_an_evaluation_and_keeps_its_limits() {
+        let counting = EngineSpec::alphabeta_counting(1);
+        assert_eq!(
+            parse(&counting.to_string()),
+            parse(
+                "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,M=1,G=1,W=1,I=1,J=1,L=1,C=1,S=1,Y=1"
+            )
+        );
+        for (player, searching) in [
+            ("alphabeta:depth=2", "alphabeta:e.eval.json:depth=2"),
+            (
+                "alphabeta:ms=100:values=Q=1",
+                "alphabeta:e.eval.json:ms=100",
+            ),
+            (
+                "alphabeta:old.eval.json:depth=3",
+                "alphabeta:e.eval.json:depth=3",
+            ),
+        ] {
+            assert_eq!(
+                parse(player).with_evaluation("e.eval.json"),
+                Some(parse(searching))
+            );
+        }
+        for player in [
+            "alphabeta:n.safetensors:depth=2",
+            "uniform:sims=8",
+            "random",
+        ] {
+            assert_eq!(
+                parse(player).with_evaluation("e.eval.json"),
+                None,
+                "{player}"
+            );
+        }
     }
 
     #[test]

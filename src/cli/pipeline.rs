@@ -10,8 +10,8 @@ use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_model::parse_device;
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
-    run_local, run_local_budgeted, run_slurm, PipelineError, PipelinePreset, Progress as _, Reach,
-    RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_HOURS,
+    run_local, run_local_budgeted, run_slurm, ModelKind, PipelineError, PipelinePreset,
+    Progress as _, Reach, RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_HOURS,
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -43,6 +43,26 @@ impl From<PresetArg> for PipelinePreset {
     }
 }
 
+/// What the run learns ([`ModelKind`]), as clap shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelArg {
+    /// A policy/value network that MCTS searches with (AlphaZero).
+    Network,
+    /// A piece-square evaluation fitted to the games' results, which alpha-beta searches
+    /// with at depth 2: from alpha-beta at depth 1 with every piece worth one (or
+    /// --first-player) to a player that beats alpha-beta with hand-set values (README).
+    Evaluation,
+}
+
+impl From<ModelArg> for ModelKind {
+    fn from(model: ModelArg) -> ModelKind {
+        match model {
+            ModelArg::Network => ModelKind::Network,
+            ModelArg::Evaluation => ModelKind::Evaluation,
+        }
+    }
+}
+
 /// Who runs the stages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Scheduler {
@@ -62,6 +82,9 @@ pub struct PipelineArgs {
     run: String,
     #[arg(long, value_enum, default_value = "demo")]
     preset: PresetArg,
+    /// What the run learns, and so how its generations play.
+    #[arg(long, value_enum, default_value = "network")]
+    model: ModelArg,
     /// Generations to train (counting from 1; generation 0 is the initial network). [range: 1 to 1000]
     #[arg(long, value_parser = whole::<u32>(1, 1000), conflicts_with = "hours")]
     generations: Option<u32>,
@@ -83,6 +106,7 @@ pub struct PipelineArgs {
     /// The player of generation 0's games instead of the model-free MCTS (the first
     /// network learns to imitate it), e.g. alpha-beta with every piece worth the same:
     /// alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1 (plus the variant's new pieces).
+    /// With --model evaluation it is generation 0 itself (default: that player).
     #[arg(long)]
     first_player: Option<EngineSpec>,
     /// true: the trainings mix the first player's search values into the value target
@@ -229,7 +253,7 @@ fn load_or_create_config(
 ) -> anyhow::Result<RunConfig> {
     // A budgeted run starts with one generation and adds the others as they fit.
     let generations = args.hours.map_or(args.generations, |_| Some(1));
-    let wanted = RunConfig {
+    let mut wanted = RunConfig {
         selfplay_shards: args.selfplay_shards,
         arena_shards: args.arena_shards,
         first_player: args.first_player.as_ref().map(ToString::to_string),
@@ -237,6 +261,9 @@ fn load_or_create_config(
         hours: args.hours,
         ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
     };
+    if args.model == ModelArg::Evaluation {
+        wanted = wanted.learning_an_evaluation();
+    }
     let reach = match (args.generations, args.hours) {
         (Some(generations), _) => Some(Reach::Generations(generations)),
         (None, Some(hours)) => Some(Reach::Hours(hours)),
