@@ -94,12 +94,17 @@ impl<'a> RunContext<'a> {
     }
 }
 
-/// Stores a network saved at `file` (and its sidecar) at `key`, the sidecar first, so a
-/// reader that finds the weights finds their sidecar. Another writer's copy is kept.
+/// Stores a model saved at `file` at `key`: a network with its sidecar, the sidecar first,
+/// so a reader that finds the weights finds their sidecar; a learnt evaluation alone.
+/// Another writer's copy is kept.
 fn store_model(store: &Store, key: &str, file: &Path) -> Result<(), PipelineError> {
-    let sidecar = ninjazero_model::checkpoint::sidecar_path(file);
-    let sidecar_key = worker::sidecar_key(key)?;
-    for (key, file) in [(sidecar_key.as_str(), sidecar.as_path()), (key, file)] {
+    let mut objects = Vec::new();
+    if !worker::is_evaluation(key) {
+        let sidecar = ninjazero_model::checkpoint::sidecar_path(file);
+        objects.push((worker::sidecar_key(key)?, sidecar));
+    }
+    objects.push((key.to_string(), file.to_path_buf()));
+    for (key, file) in &objects {
         match store.put_new_file(key, file) {
             Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
             Err(e) => return Err(e.into()),
@@ -487,11 +492,11 @@ fn fit_evaluation(
     let out = work.join(format!("candidate{PIECE_SQUARE_SUFFIX}"));
     eval.save(&out)
         .map_err(|e| PipelineError::Fit(format!("{}: {e}", out.display())))?;
-    let key = model_key(ModelKind::Evaluation, window.generation);
-    match ctx.store.put_new_file(&key, &out) {
-        Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    store_model(
+        ctx.store,
+        &model_key(ModelKind::Evaluation, window.generation),
+        &out,
+    )?;
     let fit = &eval.fit;
     progress.log(&format!(
         "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4})",

@@ -452,7 +452,7 @@ pub(crate) fn fetch_model(
 }
 
 /// Whether a model key names a learnt evaluation, not a network.
-fn is_evaluation(key: &str) -> bool {
+pub(crate) fn is_evaluation(key: &str) -> bool {
     key.ends_with(PIECE_SQUARE_SUFFIX)
 }
 
