@@ -102,7 +102,8 @@ pub const EVALUATION_DEPTH: u32 = 2;
 pub const COUNTING_DEPTH: u32 = 1;
 
 /// Training windows of a learnt evaluation: the last two generations' games (README: wider
-/// windows hold weaker players' games, which hurt while the loop still climbs).
+/// windows hold weaker players' games, which hurt while the loop still climbs), widened
+/// after a held-back candidate (`stages::window_length`).
 const EVALUATION_WINDOW: u32 = 2;
 
 /// Arena pairs of a learnt evaluation's runs (but the smoke preset): fixed-depth alpha-beta

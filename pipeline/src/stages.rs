@@ -293,9 +293,9 @@ pub struct WindowGeneration {
 }
 
 /// The window of generation `generation`: the complete shards of the last
-/// [`RunConfig::window_generations`] self-play generations, every part once.
+/// [`window_length`] self-play generations, every part once.
 fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, PipelineError> {
-    let first = generation.saturating_sub(ctx.config.window_generations);
+    let first = generation.saturating_sub(window_length(ctx, generation)?);
     let mut data = Vec::new();
     for source in first..generation {
         let manifest = Manifest::load(ctx.store, source)?;
@@ -321,6 +321,20 @@ fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, Pipe
         generation,
         parent: best_after(ctx.store, generation - 1)?,
         data,
+    })
+}
+
+/// How many self-play generations generation `generation` trains on: the run's
+/// [`RunConfig::window_generations`], twice that for a learnt evaluation after a candidate
+/// was held back. Then the last window's games were all the best player's own, and fits to
+/// a player's own games alone fell back on every run measured (README); the wider window
+/// adds the earlier players' games.
+fn window_length(ctx: &RunContext, generation: u32) -> Result<u32, PipelineError> {
+    let window = ctx.config.window_generations;
+    let held_back = generation >= 2 && best_after(ctx.store, generation - 1)? != generation - 1;
+    Ok(match ctx.config.model {
+        ModelKind::Evaluation if held_back => 2 * window,
+        _ => window,
     })
 }
 
@@ -917,4 +931,48 @@ fn add_costs(
 /// The cores this process may use.
 pub(crate) fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PipelinePreset;
+
+    /// A run of `model` whose generations 1 to 3 were decided, generation 2 held back.
+    fn windows_after_a_held_back_candidate(model: ModelKind) -> Vec<u32> {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
+        let config = RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(4));
+        let config = match model {
+            ModelKind::Network => config,
+            ModelKind::Evaluation => config.learning_an_evaluation(),
+        };
+        config.save_to(&store).unwrap();
+        for (generation, parent, promoted) in [(1, 0, true), (2, 1, false), (3, 1, true)] {
+            let promotion = Promotion {
+                generation,
+                parent,
+                promoted,
+                best: if promoted { generation } else { parent },
+                versus_best: String::new(),
+                elo_vs_zero: (0.0, 0.0, 0.0),
+            };
+            let bytes = serde_json::to_vec(&promotion).unwrap();
+            store.put_new(&promotion_key(generation), bytes).unwrap();
+        }
+        let ctx = RunContext::open(&store, Device::Cpu, tmp.path()).unwrap();
+        (1..=4).map(|g| window_length(&ctx, g).unwrap()).collect()
+    }
+
+    #[test]
+    fn an_evaluation_widens_its_window_after_a_held_back_candidate() {
+        assert_eq!(
+            windows_after_a_held_back_candidate(ModelKind::Evaluation),
+            [2, 2, 4, 2]
+        );
+        assert_eq!(
+            windows_after_a_held_back_candidate(ModelKind::Network),
+            [4, 4, 4, 4]
+        );
+    }
 }

@@ -124,7 +124,7 @@ pub fn write_summary(path: &Path, report: &RunReport) -> Result<(), PipelineErro
         ),
         ModelKind::Evaluation => format!(
             "a learnt piece-square evaluation searched by alpha-beta at depth {EVALUATION_DEPTH} (generation 0: {}), \
-             fitted to the last {} generations' games, {} self-play games per generation, arenas of {} paired games \
+             fitted to the last {} generations' games (twice as many after a candidate held back), {} self-play games per generation, arenas of {} paired games \
              (the baselines' MCTS at {} simulations)",
             config.first_player.as_deref().unwrap_or("none"),
             config.window_generations,
