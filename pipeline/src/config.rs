@@ -228,7 +228,8 @@ impl RunConfig {
     /// These settings for a run that learns a piece-square evaluation ([`ModelKind::Evaluation`]):
     /// generation 0 is the first player (alpha-beta at [`COUNTING_DEPTH`] with every piece
     /// worth one, unless one is named), each later generation alpha-beta with its fitted
-    /// evaluation at [`EVALUATION_DEPTH`], fitted to the last two generations' games.
+    /// evaluation at [`EVALUATION_DEPTH`], fitted to the last two generations' games (four
+    /// after a held-back candidate).
     pub fn learning_an_evaluation(self) -> RunConfig {
         let smoke = self.preset == PipelinePreset::Smoke;
         RunConfig {
