@@ -295,7 +295,8 @@ pub struct WindowGeneration {
 /// The window of generation `generation`: the complete shards of the last
 /// [`window_length`] self-play generations, every part once.
 fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, PipelineError> {
-    let first = generation.saturating_sub(window_length(ctx, generation)?);
+    let parent = best_after(ctx.store, generation - 1)?;
+    let first = generation.saturating_sub(window_length(&ctx.config, generation, parent));
     let mut data = Vec::new();
     for source in first..generation {
         let manifest = Manifest::load(ctx.store, source)?;
@@ -319,23 +320,23 @@ fn plan_window(ctx: &RunContext, generation: u32) -> Result<TrainingWindow, Pipe
     }
     Ok(TrainingWindow {
         generation,
-        parent: best_after(ctx.store, generation - 1)?,
+        parent,
         data,
     })
 }
 
-/// How many self-play generations generation `generation` trains on: the run's
-/// [`RunConfig::window_generations`], twice that for a learnt evaluation after a candidate
-/// was held back. Then the last window's games were all the best player's own, and fits to
-/// a player's own games alone fell back on every run measured (README); the wider window
-/// adds the earlier players' games.
-fn window_length(ctx: &RunContext, generation: u32) -> Result<u32, PipelineError> {
-    let window = ctx.config.window_generations;
-    let held_back = generation >= 2 && best_after(ctx.store, generation - 1)? != generation - 1;
-    Ok(match ctx.config.model {
-        ModelKind::Evaluation if held_back => 2 * window,
-        _ => window,
-    })
+/// How many self-play generations generation `generation`, trained after the best
+/// generation `parent`, trains on: the run's [`RunConfig::window_generations`], twice that
+/// for a learnt evaluation after a candidate was held back (the parent is not the
+/// generation before). Then the last window's games were all the best player's own, and
+/// fits to a player's own games alone fell back late in the runs measured (README); the
+/// wider window adds the earlier players' games.
+fn window_length(config: &RunConfig, generation: u32, parent: u32) -> u32 {
+    let held_back = parent + 1 != generation;
+    match config.model {
+        ModelKind::Evaluation if held_back => 2 * config.window_generations,
+        _ => config.window_generations,
+    }
 }
 
 /// The stored window of `generation`, or a new one stored create-only: a retried training
@@ -938,30 +939,18 @@ mod tests {
     use super::*;
     use crate::PipelinePreset;
 
-    /// A run of `model` whose generations 1 to 3 were decided, generation 2 held back.
+    /// The windows of generations 1 to 4 of a run of `model` whose generation 2 was held
+    /// back: their parents are 0, 1, 1 and 3.
     fn windows_after_a_held_back_candidate(model: ModelKind) -> Vec<u32> {
-        let tmp = ninjazero_testkit::temp_dir();
-        let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
         let config = RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(4));
         let config = match model {
             ModelKind::Network => config,
             ModelKind::Evaluation => config.learning_an_evaluation(),
         };
-        config.save_to(&store).unwrap();
-        for (generation, parent, promoted) in [(1, 0, true), (2, 1, false), (3, 1, true)] {
-            let promotion = Promotion {
-                generation,
-                parent,
-                promoted,
-                best: if promoted { generation } else { parent },
-                versus_best: String::new(),
-                elo_vs_zero: (0.0, 0.0, 0.0),
-            };
-            let bytes = serde_json::to_vec(&promotion).unwrap();
-            store.put_new(&promotion_key(generation), bytes).unwrap();
-        }
-        let ctx = RunContext::open(&store, Device::Cpu, tmp.path()).unwrap();
-        (1..=4).map(|g| window_length(&ctx, g).unwrap()).collect()
+        [(1, 0), (2, 1), (3, 1), (4, 3)]
+            .into_iter()
+            .map(|(generation, parent)| window_length(&config, generation, parent))
+            .collect()
     }
 
     #[test]
