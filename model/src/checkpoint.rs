@@ -65,6 +65,19 @@ pub enum ModelError {
         found: u32,
         expected: u32,
     },
+    /// A sidecar whose architecture no network can have (see [`NetConfig::check`]).
+    #[error("{path}: {reason}")]
+    BadArchitecture { path: PathBuf, reason: String },
+    /// A sidecar whose board or input description is not what its variant's encoding gives:
+    /// the file is damaged or was edited, and its numbers must not be reported as facts.
+    #[error("{path} says {field} {found}, but {variant}'s encoding has {expected}")]
+    WrongShape {
+        path: PathBuf,
+        field: &'static str,
+        found: usize,
+        expected: usize,
+        variant: Variant,
+    },
     #[error("{path}: {}", torch_message(error))]
     Torch { path: PathBuf, error: tch::TchError },
 }
@@ -135,7 +148,8 @@ pub fn sidecar_path(checkpoint: &Path) -> PathBuf {
 }
 
 impl Model {
-    /// A freshly initialised network for `variant`.
+    /// A freshly initialised network for `variant`. `config` must pass [`NetConfig::check`]
+    /// (the presets do; [`Model::load`] checks a sidecar's).
     pub fn new(variant: Variant, config: &NetConfig, device: Device) -> Model {
         let shape = BoardShape::of(variant);
         let vs = nn::VarStore::new(device);
@@ -188,7 +202,8 @@ impl Model {
     }
 
     /// Loads a checkpoint, refusing one made for another variant (when `expected` is given)
-    /// or another input encoding.
+    /// or another input encoding, and a sidecar whose architecture cannot be built or whose
+    /// board and input sizes are not the variant's.
     pub fn load(
         path: &Path,
         expected: Option<Variant>,
@@ -217,6 +232,7 @@ impl Model {
                 expected: ENCODING_VERSION,
             });
         }
+        check_shape(&meta, variant, &sidecar_path(path))?;
         let mut model = Model::new(variant, &meta.architecture, device);
         model.vs.load(path).map_err(|error| ModelError::Torch {
             path: path.to_path_buf(),
@@ -224,6 +240,32 @@ impl Model {
         })?;
         model.meta = meta;
         Ok(model)
+    }
+}
+
+/// The sidecar's input planes, board and policy sizes must be those `variant`'s encoding
+/// gives: the network is built from the encoding, so a sidecar that says otherwise would be
+/// printed (`model info`) as fact while describing nothing.
+fn check_shape(meta: &CheckpointMeta, variant: Variant, sidecar: &Path) -> Result<(), ModelError> {
+    let shape = BoardShape::of(variant);
+    let fields = [
+        ("input_planes", meta.input_planes, plane::COUNT),
+        ("board_height", meta.board_height, shape.height),
+        ("board_width", meta.board_width, shape.width),
+        ("policy_len", meta.policy_len, policy_len(&shape)),
+    ];
+    match fields
+        .into_iter()
+        .find(|&(_, found, expected)| found != expected)
+    {
+        Some((field, found, expected)) => Err(ModelError::WrongShape {
+            path: sidecar.to_path_buf(),
+            field,
+            found,
+            expected,
+            variant,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -273,5 +315,8 @@ fn read_sidecar(checkpoint: &Path) -> Result<CheckpointMeta, ModelError> {
             reason: format!("format is '{}', expected '{FORMAT}'", meta.format),
         });
     }
+    meta.architecture
+        .check()
+        .map_err(|reason| ModelError::BadArchitecture { path, reason })?;
     Ok(meta)
 }

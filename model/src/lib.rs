@@ -31,9 +31,13 @@ pub use evaluator::{
     Evaluator, NetworkEvaluator, UniformEvaluator,
 };
 pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
-pub use net::{NetConfig, PolicyValueNet, Preset};
+pub use net::{
+    NetConfig, PolicyValueNet, Preset, MAX_BLOCKS, MAX_CHANNELS, MAX_VALUE_CHANNELS,
+    MAX_VALUE_HIDDEN,
+};
 pub use piece_square::{
-    FitSummary, PieceSquareError, PieceSquareEval, PieceSquareLayout, PIECE_SQUARE_VERSION,
+    FitSummary, PieceSquareError, PieceSquareEval, PieceSquareLayout, MAX_LOG_ODDS,
+    MAX_MOBILITY_WEIGHT, MAX_POSITIONAL_WEIGHT, MAX_VALUE_WEIGHT, PIECE_SQUARE_VERSION,
 };
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};
 pub use threads::OneTorchThread;

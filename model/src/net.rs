@@ -85,7 +85,50 @@ impl std::fmt::Display for Preset {
     }
 }
 
+/// The most residual blocks a network may have: five times the `gpu` preset's 12, more
+/// than any AlphaZero-style chess network uses. A sidecar claiming more is damaged (2e9
+/// blocks would ask for terabytes before failing).
+pub const MAX_BLOCKS: usize = 64;
+/// The most trunk channels: five times the `gpu` preset's 192.
+pub const MAX_CHANNELS: i64 = 1024;
+/// The most channels of the value head's convolution: eight times the presets' 32.
+pub const MAX_VALUE_CHANNELS: i64 = 256;
+/// The widest value head hidden layer: eight times the presets' 128.
+pub const MAX_VALUE_HIDDEN: i64 = 1024;
+
 impl NetConfig {
+    /// Why this architecture cannot be built, if it cannot: each size from 1 to its `MAX_*`
+    /// bound (libtorch panics on 0 or negative sizes, and aborts the process when a huge one
+    /// cannot be allocated), and 4 channels at least with squeeze-excitation (which reduces
+    /// them to a quarter). Checked wherever a configuration comes from a file.
+    pub fn check(&self) -> Result<(), String> {
+        let range = |name: &str, value: i64, max: i64| {
+            if (1..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "architecture {name} must be 1 to {max}, got {value}"
+                ))
+            }
+        };
+        if !(1..=MAX_BLOCKS).contains(&self.blocks) {
+            return Err(format!(
+                "architecture blocks must be 1 to {MAX_BLOCKS}, got {}",
+                self.blocks
+            ));
+        }
+        range("channels", self.channels, MAX_CHANNELS)?;
+        range("value_channels", self.value_channels, MAX_VALUE_CHANNELS)?;
+        range("value_hidden", self.value_hidden, MAX_VALUE_HIDDEN)?;
+        if self.squeeze_excitation && self.channels < 4 {
+            return Err(format!(
+                "architecture with squeeze_excitation needs at least 4 channels, got {}",
+                self.channels
+            ));
+        }
+        Ok(())
+    }
+
     /// Floating-point operations of one position's forward pass (a multiply-add counts
     /// two), counting convolutions directly.
     pub fn flops_per_position(&self, shape: &BoardShape) -> f64 {
@@ -335,4 +378,23 @@ pub fn use_channels_last(vs: &nn::VarStore) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_passes_the_sidecar_check() {
+        for preset in Preset::ALL {
+            let config = preset.config();
+            assert_eq!(config.check(), Ok(()), "{preset}");
+            let with_se = NetConfig {
+                squeeze_excitation: true,
+                material_head: true,
+                ..config
+            };
+            assert_eq!(with_se.check(), Ok(()), "{preset}");
+        }
+    }
 }

@@ -45,6 +45,29 @@ pub const KING_ZONE_RADIUS: u8 = 3;
 /// King-zone weights per role: each distance from the enemy King, then from its own.
 const KING_ZONE_WEIGHTS: usize = 2 * KING_ZONE_RADIUS as usize;
 
+/// The largest magnitude of a piece value, the hand weight and the tempo, in log-odds per
+/// feature. Real fits stay below 5 (a Queen of insane-ninja, 4.63, the largest seen); the
+/// default fit (300 epochs per stage at Adam's rate 0.05, cosine-decayed) moves a weight at
+/// most about 7.5 per stage, 15 over the two stages that fit the values.
+pub const MAX_VALUE_WEIGHT: f32 = 16.0;
+/// The largest magnitude of a square bonus or a king-zone weight: ten times the largest real
+/// one (0.79, from a fit with a hundredth of the default `square_l2`; the default keeps
+/// them below 0.1).
+pub const MAX_POSITIONAL_WEIGHT: f32 = 4.0;
+/// The largest magnitude of the mobility weight, in log-odds per legal move: fifteen times
+/// the largest real one (0.017). Small because the mobility difference runs to
+/// [`MAX_MOVES`](ninjazero_rules::MAX_MOVES).
+pub const MAX_MOBILITY_WEIGHT: f32 = 0.25;
+/// The largest log-odds any position can get with every weight within its bound, so that
+/// alpha-beta's score (225 centipawns per log-odds) stays far from its mate scores
+/// (1,000,000 centipawns) and from `i32` overflow. The largest army is insane-ninja-drops',
+/// 26 pieces a side (Ninja Pawns in hand included), so a position has at most 52 pieces:
+/// each adds a piece value or a unit of hand, and the tempo one more, 53 × 16 = 848; each
+/// on the board a square bonus and each but the Kings two king-zone weights at most,
+/// (52 + 2 × 50) × 4 = 608; a mobility difference of at most 1024 moves, 1024 × 0.25 = 256.
+/// In all 1712 log-odds, 385,200 centipawns.
+pub const MAX_LOG_ODDS: f32 = 1712.0;
+
 fn chebyshev(a: Square, b: Square) -> u8 {
     a.file().abs_diff(b.file()).max(a.rank().abs_diff(b.rank()))
 }
@@ -139,6 +162,41 @@ impl PieceSquareLayout {
 
     pub fn mobility_index(&self) -> usize {
         self.hand_index() + 2
+    }
+
+    /// The largest magnitude weight `index` may have: [`MAX_POSITIONAL_WEIGHT`],
+    /// [`MAX_MOBILITY_WEIGHT`] or [`MAX_VALUE_WEIGHT`] (see [`MAX_LOG_ODDS`]).
+    pub fn bound(&self, index: usize) -> f32 {
+        if self.is_positional(index) {
+            MAX_POSITIONAL_WEIGHT
+        } else if index == self.mobility_index() {
+            MAX_MOBILITY_WEIGHT
+        } else {
+            MAX_VALUE_WEIGHT
+        }
+    }
+
+    /// What weight `index` is, in the file's terms ("Queen value", "Rook square 12"), for
+    /// error messages.
+    fn weight_name(&self, index: usize) -> String {
+        let role = |i: usize| Role::ALL.get(i).map_or("?", |r| r.name());
+        let cells = self.shape.cells();
+        if index < self.squares() {
+            format!("{} square {}", role(index / cells), index % cells)
+        } else if index < self.details() {
+            let zone = index - self.squares();
+            // The King (role 0) has no king-zone weights.
+            let name = role(zone / KING_ZONE_WEIGHTS + 1);
+            format!("{name} king zone {}", zone % KING_ZONE_WEIGHTS)
+        } else if index < self.hand_index() {
+            format!("{} value", role(index - self.details()))
+        } else if index == self.hand_index() {
+            "hand".to_string()
+        } else if index == self.tempo_index() {
+            "tempo".to_string()
+        } else {
+            "mobility".to_string()
+        }
     }
 
     /// Calls `feature(index, x)` for every non-zero feature of `position` from the side to
@@ -260,7 +318,9 @@ struct EvalFile {
 
 impl PieceSquareEval {
     /// The evaluation with `weights` in [`PieceSquareLayout`] order; an error unless there
-    /// are as many as the layout has, all finite.
+    /// are as many as the layout has, each finite and within its
+    /// [bound](PieceSquareLayout::bound) (beyond, alpha-beta's scores could reach its mate
+    /// scores).
     pub fn new(
         variant: Variant,
         weights: Vec<f32>,
@@ -278,6 +338,20 @@ impl PieceSquareEval {
             return Err(PieceSquareError::Invalid(format!(
                 "weight {i} is not finite ({})",
                 weights[i]
+            )));
+        }
+        if let Some(i) = (0..weights.len()).find(|&i| weights[i].abs() > layout.bound(i)) {
+            let weight = weights[i];
+            // 1e30 rather than thirty-one digits.
+            let shown = if weight.abs() >= 1e6 {
+                format!("{weight:e}")
+            } else {
+                weight.to_string()
+            };
+            return Err(PieceSquareError::Invalid(format!(
+                "weight {i} ({}) is {shown}, beyond ±{}",
+                layout.weight_name(i),
+                layout.bound(i)
             )));
         }
         Ok(PieceSquareEval {
@@ -473,7 +547,10 @@ mod tests {
     /// An evaluation whose every weight differs, so that a misplaced one shows.
     fn distinct(variant: Variant) -> PieceSquareEval {
         let layout = PieceSquareLayout::new(variant);
-        let weights = (0..layout.len()).map(|i| i as f32 / 64.0 - 1.0).collect();
+        // Exact binary fractions within ±0.125, inside every weight's bound.
+        let weights = (0..layout.len())
+            .map(|i| i as f32 / 8192.0 - 0.125)
+            .collect();
         PieceSquareEval::new(variant, weights, FitSummary::default()).unwrap()
     }
 
@@ -525,7 +602,7 @@ mod tests {
                 .to_string()
         };
         type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
-        let cases: [(Edit, &str); 8] = [
+        let cases: [(Edit, &str); 9] = [
             (&|f| f["format"] = "other".into(), "format is 'other'"),
             (
                 &|f| f["version"] = 99.into(),
@@ -559,6 +636,10 @@ mod tests {
                     f["king_zone"]["Rook"].as_array_mut().unwrap().pop();
                 },
                 "5 king-zone weights for the Rook, where there are 6",
+            ),
+            (
+                &|f| f["values"]["Queen"] = 1e30.into(),
+                "(Queen value) is 1e30, beyond ±16",
             ),
         ];
         for (edit, message) in cases {
@@ -636,5 +717,91 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("is not finite"), "{error}");
+    }
+
+    /// Every weight is bounded (by kind: see [`MAX_LOG_ODDS`]), and the one beyond is named
+    /// as the file names it.
+    #[test]
+    fn weights_beyond_their_bound_are_refused_naming_them() {
+        let layout = PieceSquareLayout::new(Variant::Chess);
+        let refusal = |index: usize, weight: f32| {
+            let mut weights = vec![0.0; layout.len()];
+            weights[index] = weight;
+            PieceSquareEval::new(Variant::Chess, weights, FitSummary::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let queen = layout.value_index(Role::Queen);
+        let rook = layout.square_index(Role::Rook, 3);
+        let knight = layout.king_zone_index(Role::Knight, true, 2);
+        let cases = [
+            (
+                queen,
+                1e30,
+                format!("weight {queen} (Queen value) is 1e30, beyond ±16"),
+            ),
+            (
+                queen,
+                -17.0,
+                format!("weight {queen} (Queen value) is -17, beyond ±16"),
+            ),
+            (
+                rook,
+                5000.0,
+                format!("weight {rook} (Rook square 3) is 5000, beyond ±4"),
+            ),
+            (
+                knight,
+                4.5,
+                format!("weight {knight} (Knight king zone 4) is 4.5, beyond ±4"),
+            ),
+            (
+                layout.hand_index(),
+                20.0,
+                format!("weight {} (hand) is 20, beyond ±16", layout.hand_index()),
+            ),
+            (
+                layout.tempo_index(),
+                -20.0,
+                format!("weight {} (tempo) is -20, beyond ±16", layout.tempo_index()),
+            ),
+            (
+                layout.mobility_index(),
+                0.5,
+                format!(
+                    "weight {} (mobility) is 0.5, beyond ±0.25",
+                    layout.mobility_index()
+                ),
+            ),
+        ];
+        for (index, weight, message) in cases {
+            assert_eq!(refusal(index, weight), message);
+        }
+        // At the bounds is fine.
+        let mut weights: Vec<f32> = (0..layout.len()).map(|i| layout.bound(i)).collect();
+        weights[queen] = -MAX_VALUE_WEIGHT;
+        PieceSquareEval::new(Variant::Chess, weights, FitSummary::default()).unwrap();
+    }
+
+    /// [`MAX_LOG_ODDS`]'s arithmetic holds for every variant's army: no position can score
+    /// more with every weight at its bound.
+    #[test]
+    fn no_position_can_exceed_max_log_odds() {
+        for variant in Variant::ALL {
+            let start = Position::start(variant);
+            // Both armies, hands included: captures only ever remove pieces, promotions and
+            // drops only change their role or place.
+            let pieces = start.pieces().count()
+                + usize::from(start.hand(Color::White))
+                + usize::from(start.hand(Color::Black));
+            let values = (pieces + 1) as f32 * MAX_VALUE_WEIGHT;
+            let positional = (pieces + 2 * (pieces - 2)) as f32 * MAX_POSITIONAL_WEIGHT;
+            let mobility = ninjazero_rules::MAX_MOVES as f32 * MAX_MOBILITY_WEIGHT;
+            let worst = values + positional + mobility;
+            assert!(worst <= MAX_LOG_ODDS, "{variant}: {worst}");
+            if variant == Variant::InsaneNinjaDrops {
+                assert_eq!(worst, MAX_LOG_ODDS);
+            }
+        }
     }
 }

@@ -200,6 +200,92 @@ fn checkpoint_errors_name_the_file_once_and_say_what_is_wrong() {
     );
 }
 
+/// A sidecar is checked before a network is built from it: an architecture no network can
+/// have (libtorch would panic, or abort allocating terabytes) and board or policy sizes that
+/// are not the variant's encoding's (`model info` would print them as fact) are refused,
+/// naming the sidecar and the field.
+#[test]
+fn sidecars_with_impossible_or_false_numbers_are_refused() {
+    let tmp = temp_dir();
+    let path = tmp.path().join("x.safetensors");
+    let sidecar = tmp.path().join("x.json");
+    let model = Model::new(Variant::InsaneNinja, &Preset::Tiny.config(), Device::Cpu);
+    model.save(&path).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
+    let refusal = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut file = saved.clone();
+        edit(&mut file);
+        std::fs::write(&sidecar, file.to_string()).unwrap();
+        Model::load(&path, None, Device::Cpu)
+            .unwrap_err()
+            .to_string()
+    };
+    let policy = policy_len(&BoardShape::of(Variant::InsaneNinja));
+    type Edit<'a> = &'a dyn Fn(&mut serde_json::Value);
+    let cases: [(Edit, String); 11] = [
+        (
+            &|f| f["architecture"]["channels"] = 0.into(),
+            "architecture channels must be 1 to 1024, got 0".into(),
+        ),
+        (
+            &|f| f["architecture"]["channels"] = (-1).into(),
+            "architecture channels must be 1 to 1024, got -1".into(),
+        ),
+        (
+            &|f| f["architecture"]["blocks"] = 2_000_000_000.into(),
+            "architecture blocks must be 1 to 64, got 2000000000".into(),
+        ),
+        (
+            &|f| f["architecture"]["blocks"] = 0.into(),
+            "architecture blocks must be 1 to 64, got 0".into(),
+        ),
+        (
+            &|f| f["architecture"]["value_channels"] = 257.into(),
+            "architecture value_channels must be 1 to 256, got 257".into(),
+        ),
+        (
+            &|f| f["architecture"]["value_hidden"] = 0.into(),
+            "architecture value_hidden must be 1 to 1024, got 0".into(),
+        ),
+        (
+            &|f| {
+                f["architecture"]["squeeze_excitation"] = true.into();
+                f["architecture"]["channels"] = 2.into();
+            },
+            "architecture with squeeze_excitation needs at least 4 channels, got 2".into(),
+        ),
+        (
+            &|f| f["policy_len"] = 99_999_999_999u64.into(),
+            format!("says policy_len 99999999999, but insane-ninja's encoding has {policy}"),
+        ),
+        (
+            &|f| f["board_height"] = 0.into(),
+            "says board_height 0, but insane-ninja's encoding has 12".into(),
+        ),
+        (
+            &|f| f["board_width"] = 8.into(),
+            "says board_width 8, but insane-ninja's encoding has 10".into(),
+        ),
+        (
+            &|f| f["input_planes"] = 41.into(),
+            "says input_planes 41, but insane-ninja's encoding has 42".into(),
+        ),
+    ];
+    let name = sidecar.display();
+    for (edit, reason) in cases {
+        let separator = if reason.starts_with("says") {
+            " "
+        } else {
+            ": "
+        };
+        assert_eq!(refusal(edit), format!("{name}{separator}{reason}"));
+    }
+    // The untouched sidecar still loads.
+    std::fs::write(&sidecar, saved.to_string()).unwrap();
+    Model::load(&path, Some(Variant::InsaneNinja), Device::Cpu).unwrap();
+}
+
 /// The same checkpoint and inputs in plain PyTorch give the same outputs (within 1e-5).
 #[test]
 fn pytorch_reference_reproduces_the_outputs() {

@@ -35,7 +35,9 @@
 use crate::engine::{Limits, Score};
 use crate::material::MaterialTable;
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, PieceSquareEval};
-use ninjazero_rules::{piece_values, ByRole, Color, Game, Move, MoveList, Position};
+use ninjazero_rules::{
+    piece_values, ByRole, Color, Game, Move, MoveList, Position, Role, MAX_MOVES,
+};
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,6 +68,56 @@ pub const CENTIPAWNS_PER_LOG_ODDS: f32 = 225.0;
 /// The deepest iteration the engine runs (plies, before quiescence), also without a depth
 /// limit.
 pub const MAX_DEPTH: u32 = MAX_PLY as u32 / 2;
+
+/// The most a piece may be worth, in Pawns, where material is the evaluation (values from
+/// 0 up: a negative one would make the engine refuse captures). Both armies together hold
+/// at most 128 pieces (the 120 squares of the largest board, 10x12, plus 4 in each hand),
+/// so material stays within ±128 × 20 × 100 = ±256,000 centipawns.
+pub const MAX_PIECE_VALUE: f32 = 20.0;
+
+/// The most a learnt evaluation's derived piece value may be worth, in Pawns, either sign
+/// (a fit's opinion; real ones stay below 12). They only order captures and weigh what
+/// captures win, the table's log-odds being the evaluation, so the bound only keeps their
+/// sums far from `i32` overflow: ±128 × 10,000 centipawns of material, a capture's gain
+/// times 64 in move ordering below 10^8.
+pub const MAX_LEARNT_PIECE_VALUE: f32 = 100.0;
+
+/// The most one legal move of mobility difference may be worth, in Pawns (either sign). The
+/// difference is at most ±[`MAX_MOVES`] (1,024), so mobility stays within ±102,400
+/// centipawns: with material, ±358,400, well inside [`MAX_EVALUATION`].
+pub const MAX_MOBILITY_WEIGHT: f32 = 1.0;
+
+/// Static evaluations are clamped to ±this many centipawns, half of [`MATE`]: above every
+/// evaluation that settings within [`MAX_PIECE_VALUE`] and [`MAX_MOBILITY_WEIGHT`] give
+/// (±358,400), so the clamp changes none of them, and far below [`MATE_BOUND`], so that no
+/// evaluation (a learnt table's or a network's included) ever reads as a mate score.
+pub const MAX_EVALUATION: i32 = MATE / 2;
+
+// The arithmetic of the bounds' doc comments.
+const _: () = assert!(
+    128 * (MAX_PIECE_VALUE as i32) * 100 + MAX_MOVES as i32 * (MAX_MOBILITY_WEIGHT as i32) * 100
+        <= MAX_EVALUATION
+        && MAX_EVALUATION < MATE_BOUND - MAX_PLY as i32
+);
+
+/// Why an [`AlphaBetaConfig`] cannot be searched with.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// A piece value beyond [`MAX_PIECE_VALUE`] or negative (a learnt evaluation's beyond
+    /// ±[`MAX_LEARNT_PIECE_VALUE`]), or NaN.
+    #[error("piece value {}={value} must be {low} to {high} Pawns", .role.upper_char())]
+    PieceValue {
+        role: Role,
+        value: f32,
+        low: f32,
+        high: f32,
+    },
+    /// A mobility weight beyond ±[`MAX_MOBILITY_WEIGHT`], or NaN.
+    #[error(
+        "mobility {value} must be -{MAX_MOBILITY_WEIGHT} to {MAX_MOBILITY_WEIGHT} Pawns per move"
+    )]
+    Mobility { value: f32 },
+}
 
 /// Settings of the alpha-beta engine's evaluation (how long it searches is a [`Limits`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +152,35 @@ impl AlphaBetaConfig {
             mobility_weight: eval.mobility() * pawns_per_log_odds,
             piece_squares: Some(eval),
         }
+    }
+
+    /// Whether the values are within the bounds that keep every evaluation far from mate
+    /// scores: pieces 0 to [`MAX_PIECE_VALUE`] Pawns, or a learnt evaluation's derived
+    /// values within ±[`MAX_LEARNT_PIECE_VALUE`], and mobility within
+    /// ±[`MAX_MOBILITY_WEIGHT`].
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let (low, high) = if self.piece_squares.is_some() {
+            (-MAX_LEARNT_PIECE_VALUE, MAX_LEARNT_PIECE_VALUE)
+        } else {
+            (0.0, MAX_PIECE_VALUE)
+        };
+        if let Some(role) = Role::ALL
+            .into_iter()
+            .find(|&role| !(low..=high).contains(&self.piece_values[role]))
+        {
+            return Err(ConfigError::PieceValue {
+                role,
+                value: self.piece_values[role],
+                low,
+                high,
+            });
+        }
+        if !(-MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT).contains(&self.mobility_weight) {
+            return Err(ConfigError::Mobility {
+                value: self.mobility_weight,
+            });
+        }
+        Ok(())
     }
 
     /// The settings an engine takes unless told otherwise: [`AlphaBetaConfig::counting`]
@@ -293,10 +374,18 @@ impl DerefMut for Searching<'_> {
 }
 
 impl AlphaBeta {
+    /// The engine with `config`, which should pass [`AlphaBetaConfig::check`] (specs do).
+    /// Values beyond ±[`MAX_LEARNT_PIECE_VALUE`] and ±[`MAX_MOBILITY_WEIGHT`] are clamped to
+    /// them (NaN counts 0), so that no sum of them can overflow; evaluations are clamped
+    /// below mate scores ([`MAX_EVALUATION`]).
     pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
+        let bound = |v: f32, max: f32| if v.is_nan() { 0.0 } else { v.clamp(-max, max) };
+        let values = config
+            .piece_values
+            .map(|v| bound(v, MAX_LEARNT_PIECE_VALUE));
         AlphaBeta {
-            mobility_cp: config.mobility_weight * 100.0,
-            material: MaterialTable::new(&config.piece_values, 100.0),
+            mobility_cp: bound(config.mobility_weight, MAX_MOBILITY_WEIGHT) * 100.0,
+            material: MaterialTable::new(&values, 100.0),
             config,
             network: None,
             picker: None,
@@ -362,16 +451,23 @@ impl AlphaBeta {
     /// The static evaluation of a position for its side to move, in centipawns: material on
     /// the board and in hand, plus mobility against `opponent_moves` (the opponent's legal
     /// move count one ply earlier).
-    /// With a learnt evaluation, its log-odds in centipawns.
+    /// With a learnt evaluation, its log-odds in centipawns. Clamped to ±[`MAX_EVALUATION`],
+    /// which bounded settings never reach, so that no evaluation reads as a mate.
     pub fn evaluate(&self, position: &Position, our_moves: usize, opponent_moves: usize) -> i32 {
         let mobility = our_moves as i32 - opponent_moves as i32;
+        let limit = MAX_EVALUATION as f32;
         match &self.config.piece_squares {
             Some(eval) => {
-                (CENTIPAWNS_PER_LOG_ODDS * eval.log_odds(position, mobility)).round() as i32
+                // `as` maps NaN to 0.
+                (CENTIPAWNS_PER_LOG_ODDS * eval.log_odds(position, mobility))
+                    .clamp(-limit, limit)
+                    .round() as i32
             }
             None => {
-                self.material.balance(position)
-                    + (self.mobility_cp * mobility as f32).round() as i32
+                let mobility = (self.mobility_cp * mobility as f32).clamp(-limit, limit);
+                (i64::from(self.material.balance(position)) + mobility.round() as i64)
+                    .clamp(-i64::from(MAX_EVALUATION), i64::from(MAX_EVALUATION))
+                    as i32
             }
         }
     }
@@ -496,7 +592,8 @@ impl AlphaBeta {
         }
         self.nodes = 0;
         self.aborted = false;
-        self.deadline = limits.time.map(|t| started + t);
+        // A time beyond what an Instant can hold is no deadline.
+        self.deadline = limits.time.and_then(|t| started.checked_add(t));
         self.node_limit = limits.nodes;
     }
 }
@@ -724,7 +821,11 @@ impl Searching<'_> {
             network.score(std::slice::from_ref(position), std::slice::from_ref(moves));
             network.scores[&position.hash()] - balance
         });
-        (balance + offset, Some(offset))
+        let evaluation = balance.saturating_add(offset);
+        (
+            evaluation.clamp(-MAX_EVALUATION, MAX_EVALUATION),
+            Some(offset),
+        )
     }
 
     /// Captures only, standing pat on the static evaluation; `moves` are the legal moves of
@@ -990,5 +1091,122 @@ fn from_tt(score: i32, ply: usize) -> i32 {
         score + ply as i32
     } else {
         score
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ninjazero_model::{FitSummary, PieceSquareLayout};
+    use ninjazero_rules::Variant;
+
+    /// The variant's start with the side not to move down to its King: the most material
+    /// one side has over the other.
+    fn lone_king(variant: Variant) -> Position {
+        let start = Position::start(variant);
+        let them = !start.turn();
+        start
+            .pieces()
+            .filter(|(_, p)| p.color == them && p.role != Role::King)
+            .map(|(square, _)| square)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .fold(start.clone(), |position, square| {
+                position.without_piece(square).unwrap()
+            })
+    }
+
+    fn config(value: f32, mobility: f32) -> AlphaBetaConfig {
+        AlphaBetaConfig {
+            piece_values: ByRole::new(|_| value),
+            mobility_weight: mobility,
+            piece_squares: None,
+        }
+    }
+
+    /// A learnt evaluation's derived values may be negative, within their wider bound.
+    #[test]
+    fn learnt_piece_values_have_their_own_bound() {
+        let layout = PieceSquareLayout::new(Variant::Chess);
+        let eval = PieceSquareEval::new(
+            Variant::Chess,
+            vec![0.0; layout.len()],
+            FitSummary::default(),
+        )
+        .unwrap();
+        let mut config = AlphaBetaConfig::learnt(Arc::new(eval));
+        config.piece_values[Role::Knight] = -MAX_LEARNT_PIECE_VALUE;
+        config.piece_values[Role::Queen] = MAX_LEARNT_PIECE_VALUE;
+        assert_eq!(config.check(), Ok(()));
+        config.piece_values[Role::Queen] = 150.0;
+        assert_eq!(
+            config.check().map_err(|e| e.to_string()),
+            Err("piece value Q=150 must be -100 to 100 Pawns".to_string())
+        );
+        config.piece_values[Role::Queen] = 9.0;
+        config.mobility_weight = -2.0;
+        assert_eq!(
+            config.check().map_err(|e| e.to_string()),
+            Err("mobility -2 must be -1 to 1 Pawns per move".to_string())
+        );
+    }
+
+    /// Every piece at the most it may be worth and the largest mobility difference at the
+    /// most a move may be worth give an evaluation the clamp leaves alone, far from mates.
+    #[test]
+    fn an_evaluation_at_the_bounds_is_no_mate_score() {
+        let bounds = config(MAX_PIECE_VALUE, MAX_MOBILITY_WEIGHT);
+        assert_eq!(bounds.check(), Ok(()));
+        let engine = AlphaBeta::new(bounds);
+        for variant in Variant::ALL {
+            let position = lone_king(variant);
+            let material = engine.material.balance(&position);
+            assert!(material > 0, "{variant}");
+            for (ours, theirs) in [(MAX_MOVES, 0), (0, MAX_MOVES)] {
+                let mobility = (ours as i32 - theirs as i32) * 100;
+                let score = engine.evaluate(&position, ours, theirs);
+                assert_eq!(score, material + mobility, "{variant}");
+                assert!(score.abs() < MAX_EVALUATION, "{variant}: {score}");
+            }
+        }
+    }
+
+    /// Settings beyond the bounds (a config built in code, a wild learnt table) are clamped,
+    /// never read as a mate: a Queen worth 1e30 Pawns leaves the side without one losing.
+    #[test]
+    fn evaluations_beyond_the_bounds_are_clamped_below_mate_scores() {
+        for wild in [
+            config(1e30, 1e30),
+            config(-1e30, -1e30),
+            config(f32::NAN, f32::NAN),
+        ] {
+            assert!(wild.check().is_err());
+            let engine = AlphaBeta::new(wild);
+            for variant in Variant::ALL {
+                let position = lone_king(variant);
+                for (ours, theirs) in [(MAX_MOVES, 0), (0, MAX_MOVES)] {
+                    let score = engine.evaluate(&position, ours, theirs);
+                    assert!(score.abs() <= MAX_EVALUATION, "{variant}: {score}");
+                }
+            }
+        }
+        // White a Queen down, the Queen worth 1e30 Pawns: clamped, not a mate.
+        let mut values = AlphaBetaConfig::default();
+        values.piece_values[Role::Queen] = 1e30;
+        let mut engine = AlphaBeta::new(values);
+        let game = Game::from_position(
+            Position::from_fen(Variant::Chess, "3qk3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap(),
+        );
+        let info = engine.search(
+            &game,
+            &Limits::depth(2),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        );
+        assert!(
+            (-MAX_EVALUATION..-1000).contains(&info.score),
+            "{}",
+            info.score
+        );
     }
 }

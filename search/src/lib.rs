@@ -27,7 +27,8 @@ pub mod tree;
 pub mod uci_engine;
 
 pub use alphabeta::{
-    AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole, CENTIPAWNS_PER_LOG_ODDS,
+    AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, ConfigError, NetworkRole, CENTIPAWNS_PER_LOG_ODDS,
+    MAX_EVALUATION, MAX_LEARNT_PIECE_VALUE, MAX_MOBILITY_WEIGHT, MAX_PIECE_VALUE,
 };
 pub use engine::{
     AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, MctsMoveSearch, RandomEngine,
@@ -38,4 +39,4 @@ pub use mcts::{MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
 pub use spec::{EngineSpec, MctsBudget, SpecError, MAX_MCTS_BATCH, PIECE_SQUARE_SUFFIX, SPEC_HELP};
-pub use uci_engine::{UciEngine, UciSettings};
+pub use uci_engine::{UciEngine, UciSettings, MAX_TIMEOUT};

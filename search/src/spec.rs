@@ -5,9 +5,11 @@
 //!
 //! `Display` writes the canonical text back: parsing it gives the same spec.
 
-use crate::alphabeta::{AlphaBetaConfig, NetworkRole, MAX_DEPTH};
+use crate::alphabeta::{
+    AlphaBetaConfig, NetworkRole, MAX_DEPTH, MAX_MOBILITY_WEIGHT, MAX_PIECE_VALUE,
+};
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
-use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT};
+use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::SearchConfig;
 use ninjazero_model::{Model, NetworkEvaluator, PieceSquareEval, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
@@ -103,8 +105,9 @@ pub enum EngineSpec {
         budget: MctsBudget,
     },
     /// `alphabeta:depth=D`, `alphabeta:ms=T` (iterative deepening until the time is spent)
-    /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns; the others
-    /// keep their defaults) and `:mobility=0.05` (Pawns per move).
+    /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns, 0 to
+    /// [`MAX_PIECE_VALUE`]; the others keep their defaults) and `:mobility=0.05` (Pawns per
+    /// move, within ±[`MAX_MOBILITY_WEIGHT`]).
     /// `alphabeta:PATH.safetensors:...` evaluates with that checkpoint's network
     /// ([`crate::NetworkRole::Evaluates`]); its pieces are then each worth 1 unless
     /// `values=` says otherwise, and it takes no `mobility=`. With `:pick=M` the network
@@ -123,7 +126,8 @@ pub enum EngineSpec {
     },
     /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
     /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
-    /// (at least one limit), counted as hung `S` seconds (default 10) after its move time;
+    /// (at least one limit), counted as hung `S` seconds (default 10, at most a day:
+    /// [`MAX_TIMEOUT`]) after its move time;
     /// every other `OPTION=VALUE` is sent as `setoption name OPTION value VALUE`, in the
     /// order given (option names may hold spaces, `Skill Level=3`; values no ':').
     Uci {
@@ -283,11 +287,22 @@ impl EngineSpec {
                 };
                 if let Some(path) = piece_squares {
                     let eval = self.load_piece_squares(path, variant)?;
+                    let config = AlphaBetaConfig::learnt(Arc::new(eval));
+                    // The file's weights are finite but not bounded.
+                    config.check().map_err(|e| SpecError::Checkpoint {
+                        spec: self.to_string(),
+                        message: format!("evaluation '{}': {e}", path.display()),
+                    })?;
                     return Ok(Box::new(
-                        AlphaBetaEngine::new(AlphaBetaConfig::learnt(Arc::new(eval)), limits)
+                        AlphaBetaEngine::new(config, limits)
                             .named_after(short_name(path, PIECE_SQUARE_SUFFIX)),
                     ));
                 }
+                // Parsed specs are checked already; one built in code (`ninjazero values`'
+                // measured values) is checked here.
+                config
+                    .check()
+                    .map_err(|e| invalid(&self.to_string(), e.to_string()))?;
                 match network {
                     None => Box::new(AlphaBetaEngine::new(config.clone(), limits)),
                     Some(checkpoint) => {
@@ -474,6 +489,12 @@ impl FromStr for EngineSpec {
                             if !w.is_finite() {
                                 return Err(invalid(spec, "mobility must be finite".into()));
                             }
+                            if !(-MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT).contains(&w) {
+                                return Err(invalid(
+                                    spec,
+                                    format!("mobility must be -{MAX_MOBILITY_WEIGHT} to {MAX_MOBILITY_WEIGHT} Pawns per move, got {value}"),
+                                ));
+                            }
                             config.mobility_weight = w;
                         }
                         _ => {} // pick, read above
@@ -601,7 +622,15 @@ fn parse_uci(spec: &str, segments: &[&str]) -> Result<EngineSpec, SpecError> {
             "depth" => depth = Some(positive(spec, key, value, "a whole number of plies")?),
             "nodes" => nodes = Some(positive(spec, key, value, "a whole number of nodes")?),
             "ms" => ms = Some(parse_milliseconds(spec, value)?),
-            "timeout" => timeout = Some(positive(spec, key, value, "a whole number of seconds")?),
+            "timeout" => {
+                timeout = Some(parse_in_range(
+                    spec,
+                    key,
+                    value,
+                    1..=MAX_TIMEOUT.as_secs(),
+                    "seconds",
+                )?)
+            }
             "uci_variant" => {
                 return Err(invalid(
                     spec,
@@ -868,7 +897,9 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
     Ok(budget)
 }
 
-/// `P=1,N=3,...`: piece letters with values in Pawns; roles not named keep `defaults`.
+/// `P=1,N=3,...`: piece letters with values in Pawns, 0 to [`MAX_PIECE_VALUE`] (a negative
+/// value would make the engine refuse captures, a huge one read as mate); roles not named
+/// keep `defaults`.
 fn parse_values(spec: &str, text: &str, defaults: &ByRole<f32>) -> Result<ByRole<f32>, SpecError> {
     let mut values = *defaults;
     for item in text.split(',').filter(|s| !s.is_empty()) {
@@ -890,6 +921,9 @@ fn parse_values(spec: &str, text: &str, defaults: &ByRole<f32>) -> Result<ByRole
             .ok()
             .filter(|v: &f32| v.is_finite())
             .ok_or_else(|| bad(format!("'{value}' is not a number")))?;
+        if !(0.0..=MAX_PIECE_VALUE).contains(&value) {
+            return Err(bad(format!("must be 0 to {MAX_PIECE_VALUE} Pawns")));
+        }
         values[role] = value;
     }
     Ok(values)
@@ -1103,6 +1137,91 @@ mod tests {
         assert!(
             e.contains("unknown kind 'minimax'") && e.contains("alphabeta"),
             "{e}"
+        );
+    }
+
+    /// Numbers that would overflow a deadline or read as a mate are refused with their range;
+    /// the bounds themselves are accepted.
+    #[test]
+    fn numbers_beyond_their_range_are_refused() {
+        let error = |text: &str| match text.parse::<EngineSpec>() {
+            Ok(spec) => panic!("'{text}' was accepted as {spec}"),
+            Err(e) => e.to_string(),
+        };
+        let cases = [
+            ("uci:/bin/cat:depth=1:timeout=18446744073709551615", "player 'uci:/bin/cat:depth=1:timeout=18446744073709551615': timeout must be 1 to 86400 seconds, got 18446744073709551615"),
+            ("uci:sf:depth=1:timeout=9000000000000000000", "player 'uci:sf:depth=1:timeout=9000000000000000000': timeout must be 1 to 86400 seconds, got 9000000000000000000"),
+            ("uci:sf:depth=1:Timeout=86401", "player 'uci:sf:depth=1:Timeout=86401': Timeout must be 1 to 86400 seconds, got 86401"),
+            ("uci:sf:depth=1:timeout=0", "player 'uci:sf:depth=1:timeout=0': timeout must be 1 to 86400 seconds, got 0"),
+            ("uci:sf:depth=1:timeout=1e3", "player 'uci:sf:depth=1:timeout=1e3': timeout must be a whole number of seconds, got '1e3'"),
+            ("alphabeta:depth=2:values=Q=10001", "player 'alphabeta:depth=2:values=Q=10001': piece value 'Q=10001': must be 0 to 20 Pawns"),
+            ("alphabeta:depth=2:values=Q=1e30", "player 'alphabeta:depth=2:values=Q=1e30': piece value 'Q=1e30': must be 0 to 20 Pawns"),
+            ("alphabeta:depth=2:values=N=3,Q=-9", "player 'alphabeta:depth=2:values=N=3,Q=-9': piece value 'Q=-9': must be 0 to 20 Pawns"),
+            ("alphabeta:depth=2:values=Q=20.01", "player 'alphabeta:depth=2:values=Q=20.01': piece value 'Q=20.01': must be 0 to 20 Pawns"),
+            ("alphabeta:n.safetensors:depth=2:values=Q=-1", "player 'alphabeta:n.safetensors:depth=2:values=Q=-1': piece value 'Q=-1': must be 0 to 20 Pawns"),
+            ("alphabeta:depth=2:mobility=100000", "player 'alphabeta:depth=2:mobility=100000': mobility must be -1 to 1 Pawns per move, got 100000"),
+            ("alphabeta:depth=2:mobility=1e30", "player 'alphabeta:depth=2:mobility=1e30': mobility must be -1 to 1 Pawns per move, got 1e30"),
+            ("alphabeta:depth=2:mobility=-1.5", "player 'alphabeta:depth=2:mobility=-1.5': mobility must be -1 to 1 Pawns per move, got -1.5"),
+        ];
+        for (text, message) in cases {
+            assert_eq!(error(text), message);
+        }
+        for text in [
+            "uci:sf:depth=1:timeout=86400",
+            "alphabeta:depth=2:values=Q=20,P=0",
+            "alphabeta:depth=2:mobility=1",
+            "alphabeta:depth=2:mobility=-1",
+        ] {
+            assert_eq!(parse(text).to_string(), text);
+        }
+    }
+
+    /// A spec built in code (as `ninjazero values` builds its players) is checked when it is
+    /// built, as a parsed one is when it is read.
+    #[test]
+    fn a_spec_built_in_code_is_checked_when_built() {
+        let built = |config: AlphaBetaConfig| {
+            let spec = EngineSpec::AlphaBeta {
+                depth: Some(1),
+                ms: None,
+                config,
+                network: None,
+                pick: None,
+                piece_squares: None,
+            };
+            spec.build(Variant::Chess, tch::Device::Cpu, 0)
+                .map(|engine| engine.name())
+                .map_err(|e| e.to_string())
+        };
+        let mut config = AlphaBetaConfig::default();
+        config.piece_values[Role::Queen] = -9.0;
+        assert_eq!(
+            built(config),
+            Err(
+                "player 'alphabeta:depth=1:values=Q=-9': piece value Q=-9 must be 0 to 20 Pawns"
+                    .into()
+            )
+        );
+        let mut config = AlphaBetaConfig::default();
+        config.piece_values[Role::Rook] = f32::NAN;
+        assert_eq!(
+            built(config),
+            Err(
+                "player 'alphabeta:depth=1:values=R=NaN': piece value R=NaN must be 0 to 20 Pawns"
+                    .into()
+            )
+        );
+        let config = AlphaBetaConfig {
+            mobility_weight: 2.5,
+            ..AlphaBetaConfig::default()
+        };
+        assert_eq!(
+            built(config),
+            Err("player 'alphabeta:depth=1:mobility=2.5': mobility 2.5 must be -1 to 1 Pawns per move".into())
+        );
+        assert_eq!(
+            built(AlphaBetaConfig::default()),
+            Ok("alphabeta:depth=1".into())
         );
     }
 }

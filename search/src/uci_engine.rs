@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 /// sets `timeout=S`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest `timeout=S` a spec may set: a day. Longer is no timeout at all, and a
+/// number of seconds near `u64::MAX` is more than an [`Instant`] can hold.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
 /// Where Debian installs game engines, which is not on every user's PATH.
 const GAMES_DIR: &str = "/usr/games";
 
@@ -178,16 +182,17 @@ impl Process {
         self.wait_for("readyok", timeout, |line| line.trim() == "readyok")
     }
 
-    /// Reads lines until `done` accepts one, for at most `timeout`.
+    /// Reads lines until `done` accepts one, for at most `timeout` (a timeout beyond what an
+    /// [`Instant`] can hold waits without end).
     fn wait_for(
         &mut self,
         what: &str,
         timeout: Duration,
         mut done: impl FnMut(&str) -> bool,
     ) -> Result<(), String> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now().checked_add(timeout);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
             match self.lines.recv_timeout(left) {
                 Ok(line) if done(&line) => return Ok(()),
                 Ok(_) => {}
@@ -402,14 +407,23 @@ impl UciEngine {
         process.send(&command)?;
         process.send(&go_command(limits))?;
         let infinite = limits.time.is_none() && limits.depth.is_none() && limits.nodes.is_none();
-        let mut deadline = (!infinite).then(|| started + limits.time.unwrap_or_default() + grace);
+        // A deadline beyond what an Instant can hold is none: the search waits for bestmove.
+        let mut deadline = (!infinite)
+            .then(|| {
+                limits
+                    .time
+                    .unwrap_or_default()
+                    .checked_add(grace)
+                    .and_then(|t| started.checked_add(t))
+            })
+            .flatten();
         let mut stopped = false;
         let mut info = blank_info(game);
         loop {
             if !stopped && stop.load(Ordering::Relaxed) {
                 stopped = true;
                 process.send("stop")?;
-                deadline = Some(Instant::now() + grace);
+                deadline = Instant::now().checked_add(grace);
             }
             let wait = deadline.map_or(Duration::from_millis(20), |d| {
                 d.saturating_duration_since(Instant::now())
@@ -500,6 +514,40 @@ impl Engine for UciEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A timeout or move time beyond what an [`Instant`] can hold (settings built in code:
+    /// specs refuse them) waits without end instead of panicking.
+    #[cfg(unix)]
+    #[test]
+    fn deadlines_beyond_an_instant_do_not_panic() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = ninjazero_testkit::temp_dir();
+        let path = tmp.path().join("engine.sh");
+        std::fs::write(
+            &path,
+            "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    uci) echo uciok ;;\n    isready) echo readyok ;;\n    go*) echo 'bestmove e2e4' ;;\n    quit) exit 0 ;;\n  esac\ndone\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let settings = UciSettings {
+            command: path.display().to_string(),
+            options: Vec::new(),
+            limits: Limits {
+                time: Some(Duration::MAX),
+                ..Limits::default()
+            },
+            timeout: Duration::MAX,
+        };
+        let mut engine = UciEngine::start("fake".into(), settings, Variant::Chess).unwrap();
+        let game = Game::new(Variant::Chess);
+        assert_eq!(engine.choose(&game).unwrap().to_string(), "e2e4");
+        // Stopped at once: the grace after `stop` is beyond an Instant too.
+        let (limits, stopped) = (engine.limits(), AtomicBool::new(true));
+        let info = engine
+            .search(&game, &limits, &stopped, &mut |_| {})
+            .unwrap();
+        assert_eq!(info.best.to_string(), "e2e4");
+    }
 
     #[test]
     fn castling_is_written_and_read_as_the_kings_move() {

@@ -77,8 +77,12 @@ pub enum FitError {
     },
     #[error(transparent)]
     Eval(#[from] PieceSquareError),
-    #[error("{0}")]
+    #[error(transparent)]
     Data(#[from] DataError),
+    /// A data directory that is missing, holds no games, or is listed twice (its games
+    /// would count twice).
+    #[error("data directory {dir}: {reason}")]
+    DataDirectory { dir: PathBuf, reason: String },
 }
 
 /// Positions needed on each side of the split for a fit worth the name.
@@ -220,13 +224,15 @@ fn splitmix(mut x: u64) -> u64 {
 }
 
 /// Full-batch Adam on the weights `free` allows (the others keep their values), L2 by
-/// `l2(index)`, for `config.epochs` passes with a cosine learning rate. `report(epoch,
-/// loss)` after each pass.
+/// `l2(index)`, each weight kept within ±`bound(index)` (what an evaluation file may hold:
+/// a piece seen only in won games would otherwise grow with every pass), for
+/// `config.epochs` passes with a cosine learning rate. `report(epoch, loss)` after each pass.
 fn descend(
     rows: &Rows,
     weights: &mut [f64],
     free: &dyn Fn(usize) -> bool,
     l2: &dyn Fn(usize) -> f64,
+    bound: &dyn Fn(usize) -> f64,
     config: &FitConfig,
     report: &mut dyn FnMut(usize, f64),
 ) {
@@ -244,6 +250,7 @@ fn descend(
             v[i] = beta2 * v[i] + (1.0 - beta2) * g * g;
             let (m_hat, v_hat) = (m[i] / (1.0 - beta1.powi(t)), v[i] / (1.0 - beta2.powi(t)));
             weights[i] -= rate * m_hat / (v_hat.sqrt() + epsilon);
+            weights[i] = weights[i].clamp(-bound(i), bound(i));
         }
         report(epoch, loss);
     }
@@ -251,16 +258,36 @@ fn descend(
 
 /// Reads the games of the dataset directories `data` (each of dataset files, or of shard
 /// directories like a pipeline generation's; a corrupt or foreign file is an error naming
-/// it) and fits `variant`'s piece-square evaluation to them.
+/// it, and so is a directory that is missing, holds no games or is listed twice) and fits
+/// `variant`'s piece-square evaluation to them.
 pub fn fit_piece_squares_on(
     variant: Variant,
     data: &[PathBuf],
     config: &FitConfig,
     progress: &dyn Progress,
 ) -> Result<PieceSquareEval, FitError> {
+    let refused = |dir: &PathBuf, reason: String| FitError::DataDirectory {
+        dir: dir.clone(),
+        reason,
+    };
+    let mut seen = Vec::new();
     let mut games = Vec::new();
     for dir in data {
-        for file in dataset_files_or_shards(dir)? {
+        let absolute = dir
+            .canonicalize()
+            .map_err(|e| refused(dir, e.to_string()))?;
+        if seen.contains(&absolute) {
+            return Err(refused(dir, "listed twice".to_string()));
+        }
+        seen.push(absolute);
+        let files = dataset_files_or_shards(dir)?;
+        if files.is_empty() {
+            return Err(refused(
+                dir,
+                "holds no games (no *.arrow dataset files)".to_string(),
+            ));
+        }
+        for file in files {
             games.extend(read_file(&file, Some(variant))?);
         }
     }
@@ -312,6 +339,7 @@ pub fn fit_piece_squares(
             &mut weights,
             *free,
             &l2,
+            &|i| f64::from(layout.bound(i)),
             config,
             &mut |epoch, loss| {
                 progress.stage_progress(
@@ -379,6 +407,35 @@ mod tests {
             resignation_disabled: false,
             would_resign: None,
         }
+    }
+
+    #[test]
+    fn a_piece_seen_only_in_won_games_stays_within_what_a_file_may_hold() {
+        // White a Queen up wins every game: the log-loss falls as the Queen's weights grow
+        // without end, so only the bound stops those without an L2 penalty.
+        let games: Vec<GameRecord> = (0..2000u64)
+            .map(|id| {
+                let fen = if id % 2 == 0 {
+                    "4k3/8/8/8/8/8/8/3QK3 w - - 0 1"
+                } else {
+                    "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"
+                };
+                game(id, fen, Some(Color::White))
+            })
+            .collect();
+        let config = FitConfig {
+            epochs: 200,
+            learning_rate: 10.0,
+            square_l2: 0.0,
+        };
+        let eval = fit(Variant::Chess, &games, &config).unwrap();
+        let layout = eval.layout();
+        for (i, w) in eval.weights().iter().enumerate() {
+            assert!(w.abs() <= layout.bound(i), "weight {i}: {w}");
+        }
+        // The Queen's square on d1, without an L2 penalty, is held at its bound.
+        let d1 = layout.square_index(Role::Queen, 3);
+        assert_eq!(eval.weights()[d1], layout.bound(d1));
     }
 
     #[test]

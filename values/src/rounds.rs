@@ -14,7 +14,7 @@ use ninjazero_arena::series::{slice_key, slice_keys, Series, Shard};
 use ninjazero_data::store::Store;
 use ninjazero_model::OneTorchThread;
 use ninjazero_rules::{Color, Position, Role, Variant};
-use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget};
+use ninjazero_search::{AlphaBetaConfig, EngineSpec, MctsBudget, MAX_PIECE_VALUE};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -232,7 +232,9 @@ pub fn round_values(kinds: &[PieceKind], previous: Option<&[Estimate]>) -> Vec<(
             let value = previous
                 .and_then(|estimates| estimates.iter().find(|e| e.piece == kind))
                 .map_or(1.0, |e| e.value);
-            // Whole hundredths, divided in f32: the value `P=3.05` parses to.
+            // Within the engine's range (a noisy round's estimate beyond it plays at the
+            // bound), in whole hundredths divided in f32: the value `P=3.05` parses to.
+            let value = value.clamp(0.0, f64::from(MAX_PIECE_VALUE));
             Some((role, (value * 100.0).round() as f32 / 100.0))
         })
         .collect()
