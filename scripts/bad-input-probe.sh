@@ -93,6 +93,40 @@ check refuse moves --variant chess --fen "not a fen"
 check refuse perft --variant nonsense --depth 1
 check refuse values --variant chess --data "$work/nonexistent" --games 0
 
+# Files whose numbers lie, and numbers a spec or a file cannot honour.
+for edit in 's/"channels": [0-9]*/"channels": 0/' 's/"blocks": [0-9]*/"blocks": 2000000000/' \
+  's/"policy_len": [0-9]*/"policy_len": 99999999999/' 's/"board_height": [0-9]*/"board_height": 0/'; do
+  cp "$work/chess.safetensors" "$work/edited.safetensors"
+  sed "$edit" "$work/chess.json" >"$work/edited.json"
+  check refuse model info "$work/edited.safetensors"
+  check refuse arena --variant chess --a "mcts:$work/edited.safetensors:sims=4" --b random --pairs 1
+done
+check refuse arena --variant chess --a uci:/bin/cat:depth=1:timeout=18446744073709551615 --b random --pairs 1
+for v in Q=10001 Q=1e30 Q=-9; do
+  check refuse arena --variant chess --a "alphabeta:depth=1:values=$v" --b random --pairs 1
+done
+check refuse arena --variant chess --a alphabeta:depth=1:mobility=100000 --b random --pairs 1
+check refuse train --variant chess $D --out "$work/trained.bin" --work "$work/w4" --steps 2
+check refuse fit-eval --variant chess --data "$work/chess-games" --data "$work/chess-games" --out "$work/e.eval.json"
+check refuse fit-eval --variant chess --data "$work/chess-games" --data "$work/nonexistent" --out "$work/e.eval.json"
+check refuse fit-eval --variant chess --data "$work/chess-games" --out "$work/file/e.eval.json"
+check refuse bench perft --seconds 1e-300
+check refuse uci --model "$work/nonexistent.safetensors"
+check refuse values --variant chess --data "$work/chess-games" --player alphabeta:depth=1 --sims 8
+check refuse arena --variant chess --a random --b random --pairs 1 --sprt=-1e308,1e308
+"$NZ" pipeline --run "$work/edited-run" --preset smoke --variant chess --init-only >/dev/null 2>&1
+for edit in 's/^generations = .*/generations = 0/' 's/^arena_shards = .*/arena_shards = 0/' \
+  's/^concurrency = .*/concurrency = 0/'; do
+  sed -i.kept "$edit" "$work/edited-run/run.toml"
+  check refuse pipeline --run "$work/edited-run" --preset smoke --variant chess --device cpu
+  check refuse status --run "$work/edited-run"
+  mv "$work/edited-run/run.toml.kept" "$work/edited-run/run.toml"
+done
+check refuse worker manifest --run "$work/edited-run" --generation 3 --variant palace --shards 1 \
+  --games-per-shard 1
+check refuse worker manifest --run "$work/edited-run" --generation 3 --variant chess --shards 1 \
+  --games-per-shard 1 --model run.toml
+
 # UCI sessions that must answer rather than hang.
 for go in "go wtime -100 btime -100" "go movetime -1" "go nodes -5" "go nodes abc" \
   "go depth -3" "go wtime abc"; do

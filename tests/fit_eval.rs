@@ -70,4 +70,39 @@ fn a_fitted_evaluation_is_written_and_played() {
     assert!(!ok);
     assert!(refused.contains("chess"), "{refused}");
     assert!(!dir.join("ninja.eval.json").exists());
+    // A directory named twice, a missing one, one without games, an unwritable --out.
+    let fit_on = |data: &[&std::path::Path], out: &std::path::Path| {
+        let mut args = vec!["fit-eval", "--variant", "chess", "--epochs", "30"];
+        for d in data {
+            args.extend(["--data", path(d)]);
+        }
+        args.extend(["--out", path(out)]);
+        NINJAZERO.run(&args)
+    };
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = dir.join("x.eval.json");
+    for (data, says) in [
+        (vec![data.as_path(), data.as_path()], "listed twice"),
+        (
+            vec![data.as_path(), &dir.join("missing")],
+            "missing: No such file",
+        ),
+        (vec![empty.as_path()], "holds no games"),
+    ] {
+        let (ok, refused) = fit_on(&data, &out);
+        assert!(!ok, "{data:?}: {refused}");
+        assert!(refused.contains(says), "{data:?}: {refused}");
+        assert_eq!(refused.matches("error:").count(), 1, "said once: {refused}");
+    }
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let (ok, refused) = fit_on(&[data.as_path()], &file.join("b.eval.json"));
+    assert!(!ok);
+    assert!(refused.contains("is a file, not a directory"), "{refused}");
+    assert!(
+        !refused.contains("fitted on"),
+        "refused before the fit: {refused}"
+    );
+    assert!(!out.exists());
 }

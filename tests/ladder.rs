@@ -115,11 +115,23 @@ fn a_ladder_rates_the_player_and_a_rerun_reuses_its_games() {
     assert!(again.contains("0 games played now, 16 reused"), "{again}");
     assert_eq!(stored(&dir), files);
 
+    // A stored game whose result is no result is refused, naming the object, not scored.
+    let cut = dir.join("alphabeta_depth=1--vs--random.json");
+    let kept = std::fs::read_to_string(&cut).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    json["games"][0]["result"] = "garbage".into();
+    std::fs::write(&cut, json.to_string()).unwrap();
+    let (ok, refused) = ladder(&dir, "alphabeta:depth=1");
+    assert!(!ok, "{refused}");
+    assert!(
+        refused.contains("alphabeta_depth=1--vs--random.json") && refused.contains("garbage"),
+        "{refused}"
+    );
+    std::fs::write(&cut, &kept).unwrap();
+
     // A pairing whose games were lost (as if the ladder had been killed before storing
     // them): a rerun plays only its pair again.
-    let cut = dir.join("alphabeta_depth=1--vs--random.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&cut).unwrap()).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&kept).unwrap();
     json["games"].as_array_mut().unwrap().truncate(0);
     std::fs::write(&cut, json.to_string()).unwrap();
     let (ok, resumed) = ladder(&dir, "alphabeta:depth=1");

@@ -88,14 +88,60 @@ pub enum SprtVerdict {
     Continue,
 }
 
+/// A game's result from White's view, written as in PGN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+}
+
+impl GameResult {
+    /// The result of a game won by `winner` (`None`: drawn).
+    pub fn from_winner(winner: Option<Color>) -> GameResult {
+        match winner {
+            Some(Color::White) => GameResult::WhiteWins,
+            Some(Color::Black) => GameResult::BlackWins,
+            None => GameResult::Draw,
+        }
+    }
+
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+}
+
+impl std::str::FromStr for GameResult {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<GameResult, String> {
+        [
+            GameResult::WhiteWins,
+            GameResult::BlackWins,
+            GameResult::Draw,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
+        .ok_or_else(|| format!("'{text}' is not a result (1-0, 0-1 or 1/2-1/2)"))
+    }
+}
+
 /// One game of an arena.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArenaGame {
     /// The opening's moves, in move text.
     pub opening: Vec<String>,
     pub a_is_white: bool,
-    /// `1-0`, `0-1` or `1/2-1/2`.
-    pub result: String,
+    /// `1-0`, `0-1` or `1/2-1/2` in the file; any other text is refused where it is read.
+    pub result: GameResult,
     /// `checkmate`, `threefold repetition`, …, `adjudication (material)`, `max plies`,
     /// `illegal move …` or `PLAYER failed: …` (an external engine's fault).
     pub termination: String,
@@ -112,15 +158,10 @@ impl ArenaGame {
         game: &Game,
     ) -> ArenaGame {
         let (winner, termination) = end;
-        let result = match winner {
-            Some(Color::White) => "1-0",
-            Some(Color::Black) => "0-1",
-            None => "1/2-1/2",
-        };
         ArenaGame {
             opening,
             a_is_white,
-            result: result.to_string(),
+            result: GameResult::from_winner(winner),
             termination,
             plies: game.moves().len(),
         }
@@ -128,10 +169,10 @@ impl ArenaGame {
 
     /// A's points in this game: 1, 0.5 or 0.
     pub fn score_a(&self) -> f64 {
-        let white = match self.result.as_str() {
-            "1-0" => 1.0,
-            "0-1" => 0.0,
-            _ => 0.5,
+        let white = match self.result {
+            GameResult::WhiteWins => 1.0,
+            GameResult::BlackWins => 0.0,
+            GameResult::Draw => 0.5,
         };
         if self.a_is_white {
             white
@@ -305,28 +346,6 @@ impl ArenaResult {
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         ninjazero_data::atomic::write_atomically(path, (json + "\n").as_bytes())
-    }
-
-    /// Whether [`ArenaResult::save`] could write `path`: its directory made and a file
-    /// written beside it. Checked before the games, which a bad path would otherwise waste.
-    pub fn check_writable(path: &Path) -> std::io::Result<()> {
-        if path.is_dir() {
-            return Err(std::io::Error::other("a directory is in the way"));
-        }
-        // create_dir_all only says "File exists" when a file stands where a folder must.
-        if let Some(file) = path
-            .ancestors()
-            .skip(1)
-            .find(|a| !a.as_os_str().is_empty() && a.exists())
-            .filter(|a| !a.is_dir())
-        {
-            return Err(std::io::Error::other(format!(
-                "{} is a file, not a directory",
-                file.display()
-            )));
-        }
-        // Dropped uncommitted: the directory is made and the probe file removed.
-        ninjazero_data::atomic::AtomicFile::create(path).map(drop)
     }
 
     /// `A vs B: +12 =5 -3, score 0.725, Elo +168 [+71, +298] (95 %)`, and the SPRT verdict

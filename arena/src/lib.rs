@@ -11,7 +11,8 @@ pub mod rating;
 pub mod series;
 
 pub use arena::{
-    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
+    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, GameResult,
+    SprtConfig,
 };
 pub use ladder::{
     run_ladder, LadderError, LadderJob, LadderReport, LadderSettings, OpponentResult,

@@ -116,6 +116,28 @@ pub fn check_writable(dir: &Path) -> io::Result<()> {
         .map(drop)
 }
 
+/// Whether [`write_atomically`] could write the file `path`: its directory made and a file
+/// written beside it. Checked before long work, which a bad path would otherwise waste.
+pub fn check_file_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::other("a directory is in the way"));
+    }
+    // create_dir_all only says "File exists" when a file stands where a folder must.
+    if let Some(file) = path
+        .ancestors()
+        .skip(1)
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+        .filter(|a| !a.is_dir())
+    {
+        return Err(io::Error::other(format!(
+            "{} is a file, not a directory",
+            file.display()
+        )));
+    }
+    // Dropped uncommitted: the directory is made and the probe file removed.
+    AtomicFile::create(path).map(drop)
+}
+
 /// Removes the abandoned temporary files (names ending in [`TMP_SUFFIX`]) in `dir`, which
 /// only its owner may call. A file is abandoned when its name says it was written on this
 /// host by a process that is gone, or on another host and it has not been modified for

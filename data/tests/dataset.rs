@@ -791,3 +791,20 @@ print("pyarrow ok", table.num_rows)
     );
     assert!(report.contains(&format!("pyarrow ok {rows}")));
 }
+
+#[test]
+fn a_pgn_holds_only_moves_that_replay_from_the_start() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("bad-move");
+    let v = Variant::Chess;
+    let mut game = play_game(v, v.start_fen(), 3, 6, None, "adjudication", None);
+    game.positions[2].move_played = "a1a8".to_string();
+    write_dataset(&dir, &[game], 10);
+    let mut out = Vec::new();
+    let err = export_pgn(&dir, &mut out).unwrap_err().to_string();
+    assert!(
+        err.contains("game 3") && err.contains("move 'a1a8'"),
+        "{err}"
+    );
+    assert!(out.is_empty());
+}

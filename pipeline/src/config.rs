@@ -295,22 +295,79 @@ impl RunConfig {
                 error,
             })?;
         config
-            .search
             .validate()
-            .map_err(|reason| format!("[search] {reason}"))
-            .and_then(|()| match config.hours {
-                Some(h) if !(h > 0.0 && h <= MAX_HOURS) => Err(format!(
-                    "hours must be a number above 0 and at most {MAX_HOURS}, got {h}"
-                )),
-                _ => Ok(()),
-            })
             .map_err(|reason| PipelineError::Manifest {
                 key: location,
                 reason,
             })?;
         Ok(Some(config))
     }
+
+    /// Every number of the settings within the range the command line allows, so that an
+    /// edited `run.toml` is refused where it is read rather than failing (or training
+    /// nothing) stages later.
+    pub fn validate(&self) -> Result<(), String> {
+        fn within<T: PartialOrd + std::fmt::Display>(
+            name: &str,
+            value: T,
+            low: T,
+            high: T,
+        ) -> Result<(), String> {
+            if value < low || value > high {
+                return Err(format!("{name} must be {low} to {high}, got {value}"));
+            }
+            Ok(())
+        }
+        within("generations", self.generations, 1, MAX_GENERATIONS)?;
+        within("selfplay_games", self.selfplay_games, 1, MAX_SELFPLAY_GAMES)?;
+        within("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
+        within("arena_pairs", self.arena_pairs, 1, MAX_ARENA_PAIRS)?;
+        within(
+            "arena_simulations",
+            self.arena_simulations,
+            1,
+            MAX_SIMULATIONS,
+        )?;
+        within(
+            "window_generations",
+            self.window_generations,
+            1,
+            MAX_GENERATIONS,
+        )?;
+        within(
+            "selfplay_shards",
+            self.selfplay_shards,
+            1,
+            MAX_SELFPLAY_SHARDS,
+        )?;
+        within("arena_shards", self.arena_shards, 1, MAX_ARENA_SHARDS)?;
+        if let Some(h) = self.hours {
+            if !(h > 0.0 && h <= MAX_HOURS) {
+                return Err(format!(
+                    "hours must be a number above 0 and at most {MAX_HOURS}, got {h}"
+                ));
+            }
+        }
+        self.search
+            .validate()
+            .map_err(|reason| format!("[search] {reason}"))
+    }
 }
+
+/// The most generations a run may have.
+pub const MAX_GENERATIONS: u32 = 1000;
+/// The most self-play shards (a Slurm array's tasks) per generation.
+pub const MAX_SELFPLAY_SHARDS: u32 = 100_000;
+/// The most shards per arena.
+pub const MAX_ARENA_SHARDS: u32 = 10_000;
+/// The most self-play games per generation (`selfplay --games`'s bound).
+const MAX_SELFPLAY_GAMES: u64 = 1_000_000_000;
+/// The most games played at once (`selfplay --concurrency`'s bound).
+const MAX_CONCURRENCY: usize = 65_536;
+/// The most pairs per arena (`arena --pairs`'s bound).
+const MAX_ARENA_PAIRS: usize = 1_000_000;
+/// The most simulations per move (`selfplay --simulations`'s bound).
+const MAX_SIMULATIONS: u64 = 1_000_000;
 
 /// The settings of `run.toml` a user chooses; the others follow from the preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -456,6 +513,56 @@ pub fn differences(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edited_run_toml_with_a_number_out_of_range_is_refused_by_name() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
+        let config = RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None);
+        config.save_to(&store).unwrap();
+        let text = String::from_utf8(store.get(CONFIG_KEY).unwrap()).unwrap();
+        for (line, edited, named) in [
+            (
+                "generations = 2",
+                "generations = 0",
+                "generations must be 1 to 1000, got 0",
+            ),
+            (
+                "arena_shards = 1",
+                "arena_shards = 0",
+                "arena_shards must be 1 to 10000",
+            ),
+            (
+                "selfplay_shards = 1",
+                "selfplay_shards = 0",
+                "selfplay_shards must be 1",
+            ),
+            (
+                "concurrency = 8",
+                "concurrency = 0",
+                "concurrency must be 1 to 65536",
+            ),
+            (
+                "selfplay_games = 16",
+                "selfplay_games = 0",
+                "selfplay_games must be 1",
+            ),
+            (
+                "arena_pairs = 2",
+                "arena_pairs = 0",
+                "arena_pairs must be 1",
+            ),
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+            store
+                .put(CONFIG_KEY, text.replace(line, edited).into_bytes())
+                .unwrap();
+            let refused = RunConfig::load_from(&store).unwrap_err().to_string();
+            assert!(refused.contains(named), "{edited}: {refused}");
+        }
+        store.put(CONFIG_KEY, text.into_bytes()).unwrap();
+        assert_eq!(RunConfig::load_from(&store).unwrap(), config);
+    }
 
     #[test]
     fn a_run_refuses_other_chosen_settings_and_takes_more_generations() {

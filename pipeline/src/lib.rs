@@ -26,12 +26,13 @@ pub mod worker;
 
 pub use config::{
     load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting, SettingDifference,
-    UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_HOURS,
+    UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_ARENA_SHARDS, MAX_GENERATIONS, MAX_HOURS,
+    MAX_SELFPLAY_SHARDS,
 };
 pub use layout::generation_name;
 pub use scheduler::{
     next_generation_fits, run_local, run_local_budgeted, run_slurm, BudgetCheck, SlurmOptions,
-    SlurmOutcome, Stage, MAX_GENERATIONS,
+    SlurmOutcome, Stage,
 };
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
 // The run's storage lives in `data` so that ladders and piece-value studies share it.

@@ -17,7 +17,7 @@ use crate::stages::{
 };
 use crate::worker::{done_key, ShardOutcome};
 use crate::Store;
-use crate::{generation_name, PipelineError, Progress};
+use crate::{generation_name, PipelineError, Progress, MAX_GENERATIONS};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -221,9 +221,6 @@ pub fn run_local_budgeted(
     run_stages(&ctx, Stage::FINAL, progress)?;
     report(&ctx)
 }
-
-/// The most generations a run may have.
-pub const MAX_GENERATIONS: u32 = 1000;
 
 /// Whether one more generation fits a run's budget, and why.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -120,6 +120,13 @@ impl Manifest {
         if let Err(reason) = self.search.validate() {
             return bad(&format!("search: {reason}"));
         }
+        if let Some(model) = &self.model {
+            if !is_evaluation(model) && !model.ends_with(".safetensors") {
+                return bad(&format!(
+                    "model {model}: a model key ends in .safetensors (a network) or {PIECE_SQUARE_SUFFIX} (a learnt evaluation)"
+                ));
+            }
+        }
         self.variant().map(drop)
     }
 
@@ -601,6 +608,29 @@ mod tests {
             "selfplay/gen-0002/shard-0001/part-0000.arrow"
         );
         assert_eq!(Manifest::key(2), "selfplay/gen-0002/MANIFEST.json");
+    }
+
+    #[test]
+    fn a_manifest_naming_something_else_than_a_model_is_not_stored() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
+        let refused = Manifest {
+            model: Some("run.toml".to_string()),
+            ..manifest()
+        }
+        .publish(&store)
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.contains("model run.toml: a model key ends in .safetensors"),
+            "{refused}"
+        );
+        assert!(!store.exists(&Manifest::key(2)).unwrap());
+        let network = Manifest {
+            model: Some("models/gen-0001.safetensors".to_string()),
+            ..manifest()
+        };
+        assert!(network.publish(&store).unwrap());
     }
 
     #[test]

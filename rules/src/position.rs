@@ -398,7 +398,7 @@ impl Position {
         self.halfmoves = if resets_clock || self.piece_count() < pieces_before {
             0
         } else {
-            self.halfmoves + 1
+            self.halfmoves.saturating_add(1)
         };
         self.ep = EnPassant::default();
         if long_pawn_move {
@@ -413,7 +413,8 @@ impl Position {
             self.ep.victim = m.to.0;
         }
         if us == Color::Black {
-            self.fullmoves += 1;
+            // A FEN may start the count anywhere up to the largest; it stays there.
+            self.fullmoves = self.fullmoves.saturating_add(1);
         }
         self.turn = !us;
         self.hash ^= zobrist::BLACK_TO_MOVE;

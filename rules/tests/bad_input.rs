@@ -282,3 +282,14 @@ fn playing_an_illegal_move_changes_nothing() {
     assert!(pos.play(foreign).is_ok(), "e2e4 is also legal in asylum");
     assert_eq!(pos.to_fen(), before);
 }
+
+#[test]
+fn move_counters_at_their_largest_stay_there() {
+    let fen = "4k3/8/8/8/8/8/8/4K3 b - - 4294967295 4294967295";
+    let position = Position::from_fen(Variant::Chess, fen).unwrap();
+    let after = position.play(position.parse_move("e8d8").unwrap()).unwrap();
+    assert_eq!(
+        after.to_fen(),
+        "3k4/8/8/8/8/8/8/4K3 w - - 4294967295 4294967295"
+    );
+}

@@ -3,7 +3,7 @@
 use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, progress_bar, CliResult};
 use clap::Args;
-use ninjazero_arena::{run_arena, ArenaConfig, ArenaResult, SprtConfig};
+use ninjazero_arena::{run_arena, ArenaConfig, SprtConfig};
 use ninjazero_model::parse_device;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
@@ -48,7 +48,7 @@ pub struct ArenaArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Stop early by an SPRT of ELO0 against ELO1 (logistic Elo, alpha = beta = 0.05),
-    /// e.g. `--sprt 0,10`.
+    /// e.g. `--sprt 0,10`; each from -1000 to 1000.
     #[arg(long, value_parser = parse_sprt, allow_hyphen_values = true)]
     sprt: Option<SprtConfig>,
     /// Write the result (games, score, Elo, SPRT verdict) as JSON.
@@ -66,12 +66,21 @@ pub struct ArenaArgs {
     device: Device,
 }
 
+/// The widest SPRT hypotheses, in Elo either side of level.
+const MAX_SPRT_ELO: f64 = 1000.0;
+
 fn parse_sprt(text: &str) -> Result<SprtConfig, String> {
     let bad = || format!("cannot read '{text}' as ELO0,ELO1 (e.g. 0,10)");
     let (a, b) = text.split_once(',').ok_or_else(bad)?;
     let elo0: f64 = a.trim().parse().map_err(|_| bad())?;
     let elo1: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(elo0.is_finite() && elo1.is_finite()) || elo0 >= elo1 {
+    // Beyond ±1000 Elo (a score of 0.997) one game decides the test: no test at all.
+    if ![elo0, elo1].iter().all(|e| (-MAX_SPRT_ELO..=MAX_SPRT_ELO).contains(e)) {
+        return Err(format!(
+            "--sprt {text}: ELO0 and ELO1 must be -{MAX_SPRT_ELO} to {MAX_SPRT_ELO}"
+        ));
+    }
+    if elo0 >= elo1 {
         return Err(format!("--sprt {text}: ELO0 must be below ELO1"));
     }
     Ok(SprtConfig::new(elo0, elo1))
@@ -89,7 +98,8 @@ pub fn run(args: ArenaArgs) -> CliResult {
         derive_seed(args.seed, SeedStream::SecondPlayer, 1),
     );
     if let Some(path) = &args.out {
-        ArenaResult::check_writable(path).map_err(|e| format!("--out {}: {e}", path.display()))?;
+        ninjazero_data::atomic::check_file_writable(path)
+            .map_err(|e| format!("--out {}: {e}", path.display()))?;
     }
     let threads = args.threads.unwrap_or_else(available_threads).max(1);
     let config = ArenaConfig {

@@ -10,8 +10,8 @@ pub enum BenchCommand {
     /// Perft nodes/second (single thread, bulk counting at the last ply) from each
     /// variant's start position, each run for at least `--seconds`.
     Perft {
-        /// Minimum measuring time per position. [range: above 0 to 3600]
-        #[arg(long, value_parser = real(0.0, 3600.0, true), default_value_t = 2.0)]
+        /// Minimum measuring time per position. [range: 0.01 to 3600]
+        #[arg(long, value_parser = real(0.01, 3600.0, false), default_value_t = 2.0)]
         seconds: f64,
     },
     /// Network positions/s per preset and batch size, achieved GFLOP/s against a same-run
@@ -53,8 +53,12 @@ fn bench_perft(min_time: Duration) -> anyhow::Result<()> {
             depth += 1;
         }
         let (mut nodes, start) = (0u64, Instant::now());
-        while start.elapsed() < min_time {
+        // At least one perft, so that a row never reads zero nodes.
+        loop {
             nodes += perft(&pos, depth);
+            if start.elapsed() >= min_time {
+                break;
+            }
         }
         let secs = start.elapsed().as_secs_f64();
         println!(

@@ -41,6 +41,8 @@ pub fn run(args: FitEvalArgs) -> anyhow::Result<()> {
     if !out_name.ends_with(PIECE_SQUARE_SUFFIX) {
         bail!("--out {out_name}: the name must end in {PIECE_SQUARE_SUFFIX}, so that alphabeta:PATH{PIECE_SQUARE_SUFFIX} recognises it");
     }
+    ninjazero_data::atomic::check_file_writable(&args.out)
+        .with_context(|| format!("--out {out_name}"))?;
     let config = FitConfig {
         epochs: args.epochs,
         learning_rate: args.learning_rate,

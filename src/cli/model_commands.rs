@@ -1,7 +1,6 @@
 //! `model`: creating and describing checkpoints.
 
 use super::parse_variant;
-use anyhow::bail;
 use clap::Subcommand;
 use ninjazero_model::{Model, NetConfig, Preset};
 use ninjazero_rules::Variant;
@@ -17,7 +16,7 @@ pub enum ModelCommand {
         #[arg(long, default_value = "cpu")]
         preset: Preset,
         /// Checkpoint path ending in `.safetensors` (a `.json` sidecar is written beside it).
-        #[arg(long)]
+        #[arg(long, value_parser = checkpoint_out)]
         out: PathBuf,
         /// Seed for the initial weights.
         #[arg(long, default_value_t = 0)]
@@ -40,12 +39,6 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
             seed,
             material_head,
         } => {
-            if out.extension().and_then(|e| e.to_str()) != Some("safetensors") {
-                bail!(
-                    "{}: the checkpoint name must end in .safetensors",
-                    out.display()
-                );
-            }
             tch::manual_seed(seed);
             let config = NetConfig {
                 material_head,
@@ -70,4 +63,17 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A checkpoint to write: its name ends in `.safetensors`, since its sidecar takes the same
+/// stem with `.json` (another name would be written where no command reads a checkpoint,
+/// or over the sidecar itself).
+pub fn checkpoint_out(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    if path.extension().and_then(|e| e.to_str()) != Some("safetensors") {
+        return Err(format!(
+            "{text}: the checkpoint name must end in .safetensors"
+        ));
+    }
+    Ok(path)
 }

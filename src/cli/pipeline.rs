@@ -11,7 +11,8 @@ use ninjazero_model::parse_device;
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
     run_local, run_local_budgeted, run_slurm, ModelKind, PipelineError, PipelinePreset,
-    Progress as _, Reach, RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_HOURS,
+    Progress as _, Reach, RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_ARENA_SHARDS,
+    MAX_GENERATIONS, MAX_HOURS, MAX_SELFPLAY_SHARDS,
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -86,7 +87,7 @@ pub struct PipelineArgs {
     #[arg(long, value_enum, default_value = "network")]
     model: ModelArg,
     /// Generations to train (counting from 1; generation 0 is the initial network). [range: 1 to 1000]
-    #[arg(long, value_parser = whole::<u32>(1, 1000), conflicts_with = "hours")]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_GENERATIONS.into()), conflicts_with = "hours")]
     generations: Option<u32>,
     /// Instead of a number of generations, a wall-time budget: generations are added while
     /// the next one is expected to end in time (the last one's time, plus its arenas' again
@@ -101,7 +102,7 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Self-play shards per generation (a Slurm array's tasks). [range: 1 to 100000]
-    #[arg(long, value_parser = whole::<u32>(1, 100_000), default_value_t = 1)]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_SELFPLAY_SHARDS.into()), default_value_t = 1)]
     selfplay_shards: u32,
     /// The player of generation 0's games instead of the model-free MCTS (the first
     /// network learns to imitate it), e.g. alpha-beta with every piece worth the same:
@@ -116,7 +117,7 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     player_values: bool,
     /// Shards per arena. [range: 1 to 10000]
-    #[arg(long, value_parser = whole::<u32>(1, 10_000), default_value_t = 1)]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_ARENA_SHARDS.into()), default_value_t = 1)]
     arena_shards: u32,
     /// Who runs the stages.
     #[arg(long, value_enum, default_value = "local")]

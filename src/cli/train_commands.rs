@@ -41,7 +41,7 @@ pub struct TrainArgs {
     #[arg(long)]
     init: PathBuf,
     /// Where to write the trained checkpoint (`.safetensors`; sidecar beside it).
-    #[arg(long)]
+    #[arg(long, value_parser = super::model_commands::checkpoint_out)]
     out: PathBuf,
     /// Work directory: checkpoints, metrics.jsonl, loss.png. A job interrupted here
     /// resumes from its last checkpoint when run again with the same settings (other

@@ -41,8 +41,9 @@ pub struct ValuesArgs {
     /// 0 skips the matches. [range: 0 to 10000000]
     #[arg(long, value_parser = whole::<usize>(0, 10_000_000), default_value_t = 400)]
     games: usize,
-    /// Simulations per move of the default (MCTS) match player. [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<u64>(1, 1_000_000), default_value_t = 64)]
+    /// Simulations per move of the default (MCTS) match player; a --player says its own.
+    /// [range: 1 to 1000000]
+    #[arg(long, value_parser = whole::<u64>(1, 1_000_000), default_value_t = 64, conflicts_with = "player")]
     sims: u64,
     /// Self-consistent rounds for an alpha-beta --player: round 1 plays with every piece
     /// worth 1, each later round with the values the previous round measured, so that the

@@ -386,6 +386,16 @@ pub fn default_cache(url: &str) -> PathBuf {
 
 fn plan(args: ManifestArgs) -> anyhow::Result<()> {
     let store = Store::open(&args.run)?;
+    if store.exists(ninjazero_pipeline::layout::CONFIG_KEY)? {
+        let run = RunConfig::load_from(&store)?.variant()?;
+        if run != args.variant {
+            anyhow::bail!(
+                "{}: the run is {run}, but --variant {} was given",
+                store.url(),
+                args.variant
+            );
+        }
+    }
     if let Some(model) = &args.model {
         if !store.exists(model)? {
             anyhow::bail!("{}/{model}: no such model in the run", store.url());

@@ -11,7 +11,7 @@ pub fn games_from_pairs(results: &[(&str, &str)]) -> Vec<ArenaGame> {
         .map(|(result, a_is_white)| ArenaGame {
             opening: vec!["e2e4".into()],
             a_is_white,
-            result: result.to_string(),
+            result: result.parse().unwrap(),
             termination: "checkmate".into(),
             plies: 40,
         })
