@@ -75,7 +75,10 @@ fn parse_sprt(text: &str) -> Result<SprtConfig, String> {
     let elo0: f64 = a.trim().parse().map_err(|_| bad())?;
     let elo1: f64 = b.trim().parse().map_err(|_| bad())?;
     // Beyond ±1000 Elo (a score of 0.997) one game decides the test: no test at all.
-    if ![elo0, elo1].iter().all(|e| (-MAX_SPRT_ELO..=MAX_SPRT_ELO).contains(e)) {
+    if ![elo0, elo1]
+        .iter()
+        .all(|e| (-MAX_SPRT_ELO..=MAX_SPRT_ELO).contains(e))
+    {
         return Err(format!(
             "--sprt {text}: ELO0 and ELO1 must be -{MAX_SPRT_ELO} to {MAX_SPRT_ELO}"
         ));

@@ -128,7 +128,10 @@ struct Uci {
 pub fn run(args: UciArgs) -> CliResult {
     // A model of another variant may suit a later UCI_Variant; a missing one never will.
     if let Some(model) = args.model.as_ref().filter(|m| !m.is_file()) {
-        return Err(format!("--model {}: no such checkpoint file", model.display()));
+        return Err(format!(
+            "--model {}: no such checkpoint file",
+            model.display()
+        ));
     }
     super::play::use_one_torch_thread();
     let mut engine = Uci {
