@@ -6,6 +6,7 @@
 //! opening cancels out of the variance.
 
 use crate::lockstep;
+use ninjazero_data::GameResult;
 use ninjazero_model::OneTorchThread;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Color, Game, Move, Position, Variant};
@@ -86,52 +87,6 @@ pub enum SprtVerdict {
     AcceptH1,
     AcceptH0,
     Continue,
-}
-
-/// A game's result from White's view, written as in PGN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum GameResult {
-    #[serde(rename = "1-0")]
-    WhiteWins,
-    #[serde(rename = "0-1")]
-    BlackWins,
-    #[serde(rename = "1/2-1/2")]
-    Draw,
-}
-
-impl GameResult {
-    /// The result of a game won by `winner` (`None`: drawn).
-    pub fn from_winner(winner: Option<Color>) -> GameResult {
-        match winner {
-            Some(Color::White) => GameResult::WhiteWins,
-            Some(Color::Black) => GameResult::BlackWins,
-            None => GameResult::Draw,
-        }
-    }
-
-    /// `1-0`, `0-1` or `1/2-1/2`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GameResult::WhiteWins => "1-0",
-            GameResult::BlackWins => "0-1",
-            GameResult::Draw => "1/2-1/2",
-        }
-    }
-}
-
-impl std::str::FromStr for GameResult {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<GameResult, String> {
-        [
-            GameResult::WhiteWins,
-            GameResult::BlackWins,
-            GameResult::Draw,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == text)
-        .ok_or_else(|| format!("'{text}' is not a result (1-0, 0-1 or 1/2-1/2)"))
-    }
 }
 
 /// One game of an arena.

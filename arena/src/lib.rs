@@ -11,12 +11,12 @@ pub mod rating;
 pub mod series;
 
 pub use arena::{
-    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, GameResult,
-    SprtConfig,
+    play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
 };
 pub use ladder::{
     run_ladder, LadderError, LadderJob, LadderReport, LadderSettings, OpponentResult,
 };
+pub use ninjazero_data::GameResult;
 pub use ninjazero_search::EngineFactory;
 pub use player_games::{play_player_dataset, PlayerGamesOptions};
 pub use rating::{fit_ratings, PairingScore, Rating, RatingError};

@@ -85,6 +85,7 @@ pub mod atomic;
 mod pgn;
 pub mod progress;
 mod reader;
+mod result;
 mod schema;
 pub mod settings;
 pub mod store;
@@ -100,6 +101,7 @@ pub use reader::{
     dataset_files, dataset_files_or_shards, existing_dataset_files, finished_game_ids, read_file,
     read_file_meta, read_games,
 };
+pub use result::GameResult;
 pub use schema::{
     column_names, ENCODING_VERSION, META_ENCODING_VERSION, META_GAMES, META_MODEL_ID,
     META_RULES_VERSION, META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,

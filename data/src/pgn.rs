@@ -6,7 +6,7 @@ use std::path::Path;
 use ninjazero_rules::{Color, Position};
 
 use crate::reader::{existing_dataset_files, read_files};
-use crate::{DataError, GameRecord};
+use crate::{DataError, GameRecord, GameResult};
 
 /// Movetext lines are wrapped before this many columns.
 const LINE_WIDTH: usize = 80;
@@ -37,11 +37,7 @@ fn game_pgn(game: &GameRecord) -> Result<String, DataError> {
             game_id: game.game_id,
             reason: format!("start FEN '{}': {e}", game.start_fen),
         })?;
-    let result = match game.winner {
-        Some(Color::White) => "1-0",
-        Some(Color::Black) => "0-1",
-        None => "1/2-1/2",
-    };
+    let result = GameResult::from_winner(game.winner).as_str();
     let round = game.game_id.to_string();
     let tags = [
         ("Event", "NinjaZero self-play"),

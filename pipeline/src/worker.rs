@@ -121,7 +121,7 @@ impl Manifest {
             return bad(&format!("search: {reason}"));
         }
         if let Some(model) = &self.model {
-            if !is_evaluation(model) && !model.ends_with(".safetensors") {
+            if !is_evaluation(model) && sidecar_key(model).is_err() {
                 return bad(&format!(
                     "model {model}: a model key ends in .safetensors (a network) or {PIECE_SQUARE_SUFFIX} (a learnt evaluation)"
                 ));
