@@ -85,6 +85,7 @@ pub mod atomic;
 mod pgn;
 pub mod progress;
 mod reader;
+mod replay;
 mod result;
 mod schema;
 pub mod settings;

@@ -14,6 +14,7 @@ use arrow::ipc::reader::FileReader;
 use arrow::record_batch::RecordBatch;
 use ninjazero_rules::{ByColor, ByRole, Color, Variant};
 
+use crate::replay::check_replay;
 use crate::schema::{
     color_from_char, color_from_name, fields, material_column, META_GAMES, META_MODEL_ID,
     META_SCHEMA_VERSION, META_SEARCH_SETTINGS, META_SEED, META_VARIANT,
@@ -172,7 +173,8 @@ pub fn read_file_meta(path: &Path) -> Result<FileMeta, DataError> {
     Ok(check_meta(path, &schema, None)?.0)
 }
 
-/// Reads the games of one dataset file, checking it as [`read_games`] does.
+/// Reads the games of one dataset file, checking it as [`read_games`] does, and each game
+/// against a replay of its moves (see `replay`).
 pub fn read_file(path: &Path, expected: Option<Variant>) -> Result<Vec<GameRecord>, DataError> {
     let reader = open(path, None)?;
     let schema = reader.schema();
@@ -186,6 +188,11 @@ pub fn read_file(path: &Path, expected: Option<Variant>) -> Result<Vec<GameRecor
     for batch in reader {
         let batch = batch.map_err(|source| arrow_error(path, source))?;
         decoder.batch(&batch)?;
+    }
+    for game in &decoder.games {
+        check_replay(game).map_err(|reason| {
+            DataError::invalid(path, format!("game {}: {reason}", game.game_id))
+        })?;
     }
     if decoder.games.len() != declared_games {
         return Err(DataError::invalid(

@@ -56,7 +56,7 @@ fn drops_games() -> Vec<GameRecord> {
             v,
             v.start_fen(),
             1,
-            12,
+            13,
             Some(Color::White),
             "resignation",
             None,
@@ -158,10 +158,10 @@ fn round_trip_ids_and_summary() {
     assert_eq!(s.files, 2);
     assert_eq!(s.variants, vec![(Variant::InsaneNinjaDrops, 3)]);
     assert_eq!(s.games, 3);
-    assert_eq!(s.positions, 12 + 9 + 20);
+    assert_eq!(s.positions, 13 + 9 + 20);
     assert_eq!((s.white_wins, s.draws, s.black_wins), (1, 1, 1));
     assert_eq!((s.min_length, s.max_length), (9, 20));
-    assert!((s.mean_length - 41.0 / 3.0).abs() < 1e-9);
+    assert!((s.mean_length - 42.0 / 3.0).abs() < 1e-9);
     assert_eq!(
         s.terminations,
         vec![
@@ -169,8 +169,8 @@ fn round_trip_ids_and_summary() {
             ("adjudication".to_string(), 1)
         ]
     );
-    assert_eq!(s.full_search_positions, 6 + 5 + 10);
-    assert!((s.full_search_share - 21.0 / 41.0).abs() < 1e-9);
+    assert_eq!(s.full_search_positions, 7 + 5 + 10);
+    assert!((s.full_search_share - 22.0 / 42.0).abs() < 1e-9);
     assert_eq!(s.resignation_disabled_games, 2);
     assert_eq!(s.would_resign_games, 2);
     assert_eq!(s.false_resignations, 1);
@@ -178,9 +178,9 @@ fn round_trip_ids_and_summary() {
     let report = s.to_string();
     for needle in [
         "games:        3",
-        "positions:    41",
+        "positions:    42",
         "White wins 1",
-        "min 9, mean 13.7, max 20",
+        "min 9, mean 14.0, max 20",
         "resignation",
         "false resignations 1 (50.0 %)",
     ] {
@@ -529,8 +529,8 @@ fn foreign_variant_and_schema_version_are_refused() {
         black_first,
         50,
         7,
-        Some(Color::White),
-        "checkmate",
+        Some(Color::Black),
+        "resignation",
         None,
     )];
     let asylum_files = write_dataset(&asylum_dir, &asylum, 2);
@@ -592,7 +592,7 @@ fn foreign_variant_and_schema_version_are_refused() {
     let pgn = String::from_utf8(pgn).unwrap();
     let first_move = &asylum[0].positions[0].move_played;
     assert!(pgn.contains(&format!("\n1... {first_move} 2. ")), "{pgn}");
-    assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
+    assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
 }
 
 /// One game read back from PGN text.
@@ -792,19 +792,164 @@ print("pyarrow ok", table.num_rows)
     assert!(report.contains(&format!("pyarrow ok {rows}")));
 }
 
-#[test]
-fn a_pgn_holds_only_moves_that_replay_from_the_start() {
-    let tmp = temp_dir();
-    let dir = tmp.path().join("bad-move");
+/// A chess game of `moves` from the start with synthetic targets, stored with the given
+/// result.
+fn chess_game(id: u64, moves: &[&str], winner: Option<Color>, termination: &str) -> GameRecord {
     let v = Variant::Chess;
-    let mut game = play_game(v, v.start_fen(), 3, 6, None, "adjudication", None);
-    game.positions[2].move_played = "a1a8".to_string();
-    write_dataset(&dir, &[game], 10);
-    let mut out = Vec::new();
-    let err = export_pgn(&dir, &mut out).unwrap_err().to_string();
-    assert!(
-        err.contains("game 3") && err.contains("move 'a1a8'"),
-        "{err}"
-    );
-    assert!(out.is_empty());
+    let mut game = play_game(v, v.start_fen(), id, 1, winner, termination, None);
+    let template = game.positions[0].clone();
+    game.positions.clear();
+    let mut position = Position::start(v);
+    for (ply, text) in moves.iter().enumerate() {
+        game.positions.push(ninjazero_data::PositionRecord {
+            ply: ply as u16,
+            fen: position.to_fen(),
+            side_to_move: position.turn(),
+            material: position.material(),
+            move_played: text.to_string(),
+            policy: Vec::new(),
+            ..template.clone()
+        });
+        position = position.play(position.parse_move(text).unwrap()).unwrap();
+    }
+    game
+}
+
+const FOOLS_MATE: [&str; 4] = ["f2f3", "e7e5", "g2g4", "d8h4"];
+
+#[test]
+fn a_game_its_moves_do_not_replay_is_refused_by_every_reader() {
+    let v = Variant::Chess;
+    let base = || play_game(v, v.start_fen(), 3, 6, None, "adjudication", None);
+    let cases: [(&str, GameRecord, &str); 12] = [
+        (
+            "illegal move",
+            {
+                let mut g = base();
+                g.positions[2].move_played = "a1a8".into();
+                g
+            },
+            "ply 2: move 'a1a8'",
+        ),
+        (
+            "edited FEN",
+            {
+                let mut g = base();
+                g.positions[1].fen = v.start_fen().into();
+                g
+            },
+            "ply 1: FEN",
+        ),
+        (
+            "garbage start FEN",
+            {
+                let mut g = base();
+                g.start_fen = "not a fen".into();
+                g
+            },
+            "start FEN 'not a fen'",
+        ),
+        (
+            "edited material",
+            {
+                let mut g = base();
+                g.positions[4].material[Color::White][ninjazero_rules::Role::Queen] = 255;
+                g
+            },
+            "ply 4: side_to_move or material",
+        ),
+        (
+            "edited side",
+            {
+                let mut g = base();
+                g.positions[3].side_to_move = Color::White;
+                g
+            },
+            "ply 3: side_to_move or material",
+        ),
+        (
+            "edited hand",
+            {
+                let mut g = base();
+                g.positions[0].hand = [3, 0];
+                g
+            },
+            "ply 0: hand",
+        ),
+        (
+            "renumbered ply",
+            {
+                let mut g = base();
+                g.positions[5].ply = 9;
+                g
+            },
+            "ply 5: row numbered ply 9",
+        ),
+        (
+            "root value",
+            {
+                let mut g = base();
+                g.positions[1].root_value = 7.5;
+                g
+            },
+            "ply 1: root_value 7.5",
+        ),
+        (
+            "probability",
+            {
+                let mut g = base();
+                g.positions[0].policy[0].probability = -0.5;
+                g
+            },
+            "ply 0: policy probability -0.5",
+        ),
+        (
+            "mate stored as a draw",
+            chess_game(4, &FOOLS_MATE, None, "adjudication"),
+            "the moves end in black wins by checkmate",
+        ),
+        (
+            "checkmate that is none",
+            {
+                let mut g = base();
+                g.winner = Some(Color::White);
+                g.termination = "checkmate".into();
+                g
+            },
+            "stored as ended by checkmate",
+        ),
+        (
+            "resignation by the wrong side",
+            {
+                let mut g = base();
+                g.winner = Some(Color::White);
+                g.termination = "resignation".into();
+                g
+            },
+            "white wins by resignation",
+        ),
+    ];
+    let tmp = temp_dir();
+    for (name, game, expected) in cases {
+        let dir = tmp.path().join(name.replace(' ', "-"));
+        write_dataset(&dir, &[game], 10);
+        let mut out = Vec::new();
+        for err in [
+            read_games(&dir, None).unwrap_err(),
+            summarize(&dir).unwrap_err(),
+            export_pgn(&dir, &mut out).unwrap_err(),
+        ] {
+            let err = err.to_string();
+            assert!(
+                err.contains("game ") && err.contains(expected) && err.contains(".arrow"),
+                "{name}: {err}"
+            );
+        }
+        assert!(out.is_empty(), "{name}");
+    }
+    // The same game stored with the rules' verdict reads.
+    let dir = tmp.path().join("fools-mate");
+    let mate = chess_game(5, &FOOLS_MATE, Some(Color::Black), "checkmate");
+    write_dataset(&dir, std::slice::from_ref(&mate), 10);
+    assert_eq!(read_games(&dir, None).unwrap(), vec![mate]);
 }

@@ -57,6 +57,17 @@ pub enum Termination {
     HundredPlyRule,
 }
 
+impl Termination {
+    /// Every way the rules end a game.
+    pub const ALL: [Termination; 5] = [
+        Termination::Checkmate,
+        Termination::Stalemate,
+        Termination::Scepter,
+        Termination::ThreefoldRepetition,
+        Termination::HundredPlyRule,
+    ];
+}
+
 impl fmt::Display for Termination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

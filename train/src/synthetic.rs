@@ -6,7 +6,7 @@ use ninjazero_data::{
     DataError, DatasetWriter, FileMeta, GameRecord, GameSettings, PolicyEntry, PositionRecord,
 };
 use ninjazero_model::{move_index, BoardShape};
-use ninjazero_rules::{Color, Position, Variant};
+use ninjazero_rules::{Color, Game, Move, Position, Variant};
 use std::path::{Path, PathBuf};
 
 /// Writes `games` games of random legal moves (at most `max_plies` each) to `dir`,
@@ -68,16 +68,13 @@ pub fn random_game(
 ) -> GameRecord {
     let variant = start.variant();
     let shape = BoardShape::of(variant);
-    let mut pos = start.clone();
+    let mut game = Game::from_position(start.clone());
     let mut positions = Vec::new();
-    let mut winner = None;
-    let mut termination = "adjudication".to_string();
     for ply in 0..max_plies.max(1) {
-        if let Some(outcome) = pos.outcome() {
-            winner = outcome.winner;
-            termination = format!("{:?}", outcome.termination).to_lowercase();
+        if game.outcome().is_some() {
             break;
         }
+        let pos = game.position().clone();
         let moves: Vec<_> = pos.legal_moves().iter().copied().collect();
         let chosen = moves[rng.below(moves.len())];
         let coin = rng.next_u64() % 2 == 0;
@@ -86,22 +83,7 @@ pub fn random_game(
             FullSearch::EvenPlies => ply % 2 == 0,
         };
         let policy = if full_search {
-            let others: Vec<_> = moves.iter().filter(|&&m| m != chosen).take(7).collect();
-            let mut entries = vec![PolicyEntry {
-                index: move_index(&shape, &pos, chosen) as u32,
-                move_text: chosen.to_string(),
-                visits: 8,
-                probability: if others.is_empty() { 1.0 } else { 0.5 },
-            }];
-            for &&m in &others {
-                entries.push(PolicyEntry {
-                    index: move_index(&shape, &pos, m) as u32,
-                    move_text: m.to_string(),
-                    visits: 1,
-                    probability: 0.5 / others.len() as f32,
-                });
-            }
-            entries
+            synthetic_policy(&shape, &pos, chosen, &moves)
         } else {
             Vec::new()
         };
@@ -116,20 +98,24 @@ pub fn random_game(
             hand: [pos.hand(Color::White), pos.hand(Color::Black)],
             move_played: chosen.to_string(),
         });
-        pos.play_unchecked(chosen);
+        game.play_unchecked(chosen);
     }
     // A game is stored as its positions' rows.
     assert!(
         !positions.is_empty(),
         "a synthetic game starts from a position with a move"
     );
-    if termination == "adjudication" {
-        winner = match rng.below(3) {
-            0 => Some(Color::White),
-            1 => Some(Color::Black),
-            _ => None,
-        };
-    }
+    let (winner, termination) = match game.outcome() {
+        Some(outcome) => (outcome.winner, outcome.termination.to_string()),
+        None => {
+            let winner = match rng.below(3) {
+                0 => Some(Color::White),
+                1 => Some(Color::Black),
+                _ => None,
+            };
+            (winner, "adjudication".to_string())
+        }
+    };
     GameRecord {
         game_id,
         variant,
@@ -141,4 +127,30 @@ pub fn random_game(
         resignation_disabled: false,
         would_resign: None,
     }
+}
+
+/// A full search's made-up target: half its mass on the move played, the rest spread over
+/// up to 7 other legal moves.
+fn synthetic_policy(
+    shape: &BoardShape,
+    pos: &Position,
+    chosen: Move,
+    moves: &[Move],
+) -> Vec<PolicyEntry> {
+    let others: Vec<_> = moves.iter().filter(|&&m| m != chosen).take(7).collect();
+    let mut entries = vec![PolicyEntry {
+        index: move_index(shape, pos, chosen) as u32,
+        move_text: chosen.to_string(),
+        visits: 8,
+        probability: if others.is_empty() { 1.0 } else { 0.5 },
+    }];
+    for &&m in &others {
+        entries.push(PolicyEntry {
+            index: move_index(shape, pos, m) as u32,
+            move_text: m.to_string(),
+            visits: 1,
+            probability: 0.5 / others.len() as f32,
+        });
+    }
+    entries
 }
