@@ -18,6 +18,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// The most pairs one arena may play.
+pub const MAX_PAIRS: usize = 1_000_000;
+
 /// How an arena is played.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArenaConfig {

@@ -12,6 +12,7 @@ pub mod series;
 
 pub use arena::{
     play_series_game, run_arena, run_on_workers, ArenaConfig, ArenaGame, ArenaResult, SprtConfig,
+    MAX_PAIRS,
 };
 pub use ladder::{
     run_ladder, LadderError, LadderJob, LadderReport, LadderSettings, OpponentResult,

@@ -319,14 +319,29 @@ impl RunConfig {
             Ok(())
         }
         within("generations", self.generations, 1, MAX_GENERATIONS)?;
-        within("selfplay_games", self.selfplay_games, 1, MAX_SELFPLAY_GAMES)?;
-        within("concurrency", self.concurrency, 1, MAX_CONCURRENCY)?;
-        within("arena_pairs", self.arena_pairs, 1, MAX_ARENA_PAIRS)?;
+        within(
+            "selfplay_games",
+            self.selfplay_games,
+            1,
+            ninjazero_selfplay::MAX_GAMES,
+        )?;
+        within(
+            "concurrency",
+            self.concurrency,
+            ninjazero_selfplay::MIN_CONCURRENCY,
+            ninjazero_selfplay::MAX_CONCURRENCY,
+        )?;
+        within(
+            "arena_pairs",
+            self.arena_pairs,
+            1,
+            ninjazero_arena::MAX_PAIRS,
+        )?;
         within(
             "arena_simulations",
             self.arena_simulations,
             1,
-            MAX_SIMULATIONS,
+            u64::from(ninjazero_selfplay::MAX_SIMULATIONS),
         )?;
         within(
             "window_generations",
@@ -360,14 +375,6 @@ pub const MAX_GENERATIONS: u32 = 1000;
 pub const MAX_SELFPLAY_SHARDS: u32 = 100_000;
 /// The most shards per arena.
 pub const MAX_ARENA_SHARDS: u32 = 10_000;
-/// The most self-play games per generation (`selfplay --games`'s bound).
-const MAX_SELFPLAY_GAMES: u64 = 1_000_000_000;
-/// The most games played at once (`selfplay --concurrency`'s bound).
-const MAX_CONCURRENCY: usize = 65_536;
-/// The most pairs per arena (`arena --pairs`'s bound).
-const MAX_ARENA_PAIRS: usize = 1_000_000;
-/// The most simulations per move (`selfplay --simulations`'s bound).
-const MAX_SIMULATIONS: u64 = 1_000_000;
 
 /// The settings of `run.toml` a user chooses; the others follow from the preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -540,7 +547,7 @@ mod tests {
             (
                 "concurrency = 8",
                 "concurrency = 0",
-                "concurrency must be 1 to 65536",
+                "concurrency must be 2 to 65536",
             ),
             (
                 "selfplay_games = 16",

@@ -23,7 +23,7 @@ use ninjazero_data::{dataset_files, FlushPolicy};
 use ninjazero_model::{load_evaluator, OneTorchThread};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_search::{EngineSpec, SearchConfig, PIECE_SQUARE_SUFFIX};
-use ninjazero_selfplay::{play_dataset, SelfPlayOptions};
+use ninjazero_selfplay::{play_dataset, SelfPlayOptions, MAX_CONCURRENCY, MIN_CONCURRENCY};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -116,6 +116,12 @@ impl Manifest {
             .is_none()
         {
             return bad("shards × games per shard overflows the game ids");
+        }
+        if !(MIN_CONCURRENCY..=MAX_CONCURRENCY).contains(&self.concurrency) {
+            return bad(&format!(
+                "concurrency {} is not {MIN_CONCURRENCY} to {MAX_CONCURRENCY}",
+                self.concurrency
+            ));
         }
         if let Err(reason) = self.search.validate() {
             return bad(&format!("search: {reason}"));
@@ -611,7 +617,7 @@ mod tests {
     }
 
     #[test]
-    fn a_manifest_naming_something_else_than_a_model_is_not_stored() {
+    fn a_manifest_naming_no_model_or_a_bad_concurrency_is_not_stored() {
         let tmp = ninjazero_testkit::temp_dir();
         let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
         let refused = Manifest {
@@ -625,6 +631,20 @@ mod tests {
             refused.contains("model run.toml: a model key ends in .safetensors"),
             "{refused}"
         );
+        assert!(!store.exists(&Manifest::key(2)).unwrap());
+        for concurrency in [1, MAX_CONCURRENCY + 1] {
+            let refused = Manifest {
+                concurrency,
+                ..manifest()
+            }
+            .publish(&store)
+            .unwrap_err()
+            .to_string();
+            assert!(
+                refused.contains(&format!("concurrency {concurrency} is not 2 to 65536")),
+                "{refused}"
+            );
+        }
         assert!(!store.exists(&Manifest::key(2)).unwrap());
         let network = Manifest {
             model: Some("models/gen-0001.safetensors".to_string()),

@@ -7,4 +7,7 @@ pub mod game;
 pub mod scheduler;
 
 pub use game::SelfPlayGame;
-pub use scheduler::{play_dataset, run_selfplay, RunStats, SelfPlayOptions};
+pub use scheduler::{
+    play_dataset, run_selfplay, RunStats, SelfPlayOptions, MAX_CONCURRENCY, MAX_GAMES,
+    MAX_SIMULATIONS, MIN_CONCURRENCY,
+};

@@ -18,6 +18,15 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The most games one dataset may ask for.
+pub const MAX_GAMES: u64 = 1_000_000_000;
+/// The fewest games played at once: one per group of the two that take turns.
+pub const MIN_CONCURRENCY: usize = 2;
+/// The most games played at once.
+pub const MAX_CONCURRENCY: usize = 65_536;
+/// The most simulations per self-play search.
+pub const MAX_SIMULATIONS: u32 = 1_000_000;
+
 /// What to play.
 #[derive(Clone, Debug)]
 pub struct SelfPlayOptions {

@@ -3,7 +3,7 @@
 use super::numbers::{whole, MAX_THREADS};
 use super::{available_threads, parse_variant, progress_bar, CliResult};
 use clap::Args;
-use ninjazero_arena::{run_arena, ArenaConfig, SprtConfig};
+use ninjazero_arena::{run_arena, ArenaConfig, SprtConfig, MAX_PAIRS};
 use ninjazero_model::parse_device;
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::Variant;
@@ -35,7 +35,7 @@ pub struct ArenaArgs {
     #[arg(long)]
     b: EngineSpec,
     /// Openings; each is played twice with colours swapped. [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<usize>(1, 1_000_000), default_value_t = 50)]
+    #[arg(long, value_parser = whole::<usize>(1, MAX_PAIRS as u64), default_value_t = 50)]
     pairs: usize,
     /// Random legal plies from the start position that make an opening. [range: 0 to 200]
     #[arg(long, value_parser = whole::<usize>(0, 200), default_value_t = 6)]

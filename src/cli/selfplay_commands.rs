@@ -10,7 +10,10 @@ use ninjazero_data::{
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Position, Variant};
 use ninjazero_search::{EngineSpec, RootSearch, SearchConfig};
-use ninjazero_selfplay::{play_dataset, RunStats, SelfPlayOptions};
+use ninjazero_selfplay::{
+    play_dataset, RunStats, SelfPlayOptions, MAX_CONCURRENCY, MAX_GAMES, MAX_SIMULATIONS,
+    MIN_CONCURRENCY,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tch::Device;
@@ -25,16 +28,16 @@ pub struct SelfPlayArgs {
     #[arg(long)]
     model: Option<PathBuf>,
     /// Games the dataset should hold; games already in OUT are kept and not replayed. [range: 1 to 1000000000]
-    #[arg(long, value_parser = whole::<u64>(1, 1_000_000_000))]
+    #[arg(long, value_parser = whole::<u64>(1, MAX_GAMES))]
     games: u64,
     /// Dataset directory (Arrow IPC files, written atomically).
     #[arg(long)]
     out: PathBuf,
     /// Simulations per full search. [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<u32>(1, 1_000_000), default_value_t = 128)]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_SIMULATIONS.into()), default_value_t = 128)]
     sims: u32,
     /// Simulations per cheap search (playout cap randomization). [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<u32>(1, 1_000_000), default_value_t = 32)]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_SIMULATIONS.into()), default_value_t = 32)]
     cheap_sims: u32,
     /// Share of moves searched fully (their policies become training targets). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false), default_value_t = 0.25)]
@@ -44,7 +47,7 @@ pub struct SelfPlayArgs {
     #[arg(long, default_value = "puct")]
     search: RootSearch,
     /// Games played at once; the network batch is about half of it. [range: 2 to 65536]
-    #[arg(long, value_parser = whole::<usize>(2, 65_536), default_value_t = 256)]
+    #[arg(long, value_parser = whole::<usize>(MIN_CONCURRENCY as u64, MAX_CONCURRENCY as u64), default_value_t = 256)]
     concurrency: usize,
     /// CPU threads for tree work and libtorch (default: all cores). [range: 1 to 1024]
     #[arg(long, value_parser = whole::<usize>(1, MAX_THREADS))]

@@ -16,6 +16,7 @@ use ninjazero_pipeline::{
     ShardOutcome, Stage, Store,
 };
 use ninjazero_rules::Variant;
+use ninjazero_selfplay::{MAX_CONCURRENCY, MAX_SIMULATIONS, MIN_CONCURRENCY};
 use std::path::PathBuf;
 use tch::Device;
 
@@ -198,16 +199,16 @@ pub struct ManifestArgs {
     #[arg(long)]
     model: Option<String>,
     /// Simulations per full search (default: the preset's). [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<u32>(1, 1_000_000))]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_SIMULATIONS.into()))]
     sims: Option<u32>,
     /// Simulations per cheap search (default: the preset's). [range: 1 to 1000000]
-    #[arg(long, value_parser = whole::<u32>(1, 1_000_000))]
+    #[arg(long, value_parser = whole::<u32>(1, MAX_SIMULATIONS.into()))]
     cheap_sims: Option<u32>,
     /// Games longer than this are adjudicated (default: the preset's). [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, 10_000))]
     max_plies: Option<u32>,
     /// Games played at once by a worker (default: the preset's). [range: 2 to 65536]
-    #[arg(long, value_parser = whole::<usize>(2, 65_536))]
+    #[arg(long, value_parser = whole::<usize>(MIN_CONCURRENCY as u64, MAX_CONCURRENCY as u64))]
     concurrency: Option<usize>,
 }
 
