@@ -11,7 +11,7 @@ use ninjazero_data::{
     DatasetWriter, FileMeta, FlushPolicy, GameRecord, SCHEMA_VERSION,
 };
 use ninjazero_rules::{Color, Position, Variant};
-use ninjazero_testkit::{outcome, random_game, temp_dir, venv_python};
+use ninjazero_testkit::{outcome, random_game, scripted_game, temp_dir, venv_python};
 
 fn meta(variant: Variant) -> FileMeta {
     FileMeta {
@@ -792,27 +792,13 @@ print("pyarrow ok", table.num_rows)
     assert!(report.contains(&format!("pyarrow ok {rows}")));
 }
 
-/// A chess game of `moves` from the start with synthetic targets, stored with the given
-/// result.
+/// A chess game of `moves` from the start, stored with the given result.
 fn chess_game(id: u64, moves: &[&str], winner: Option<Color>, termination: &str) -> GameRecord {
-    let v = Variant::Chess;
-    let mut game = play_game(v, v.start_fen(), id, 1, winner, termination, None);
-    let template = game.positions[0].clone();
-    game.positions.clear();
-    let mut position = Position::start(v);
-    for (ply, text) in moves.iter().enumerate() {
-        game.positions.push(ninjazero_data::PositionRecord {
-            ply: ply as u16,
-            fen: position.to_fen(),
-            side_to_move: position.turn(),
-            material: position.material(),
-            move_played: text.to_string(),
-            policy: Vec::new(),
-            ..template.clone()
-        });
-        position = position.play(position.parse_move(text).unwrap()).unwrap();
+    GameRecord {
+        winner,
+        termination: termination.to_string(),
+        ..scripted_game(Variant::Chess, id, moves)
     }
-    game
 }
 
 const FOOLS_MATE: [&str; 4] = ["f2f3", "e7e5", "g2g4", "d8h4"];

@@ -88,15 +88,9 @@ pub fn random_game(
             Vec::new()
         };
         positions.push(PositionRecord {
-            ply,
-            fen: pos.to_fen(),
-            side_to_move: pos.turn(),
             policy,
-            root_value: 0.0,
             full_search,
-            material: pos.material(),
-            hand: [pos.hand(Color::White), pos.hand(Color::Black)],
-            move_played: chosen.to_string(),
+            ..position_row(ply, &pos, chosen)
         });
         game.play_unchecked(chosen);
     }
@@ -126,6 +120,48 @@ pub fn random_game(
         model_id: "random".to_string(),
         resignation_disabled: false,
         would_resign: None,
+    }
+}
+
+/// A game of `moves` (move text) from `variant`'s start without search targets, each row
+/// the position the moves reach; ended as the rules end it, else an adjudicated draw.
+/// Panics on an illegal move (a test's script).
+pub fn scripted_game(variant: Variant, game_id: u64, moves: &[&str]) -> GameRecord {
+    let start = Position::start(variant);
+    let mut game = Game::from_position(start.clone());
+    let mut positions = Vec::new();
+    for (ply, text) in (0u16..).zip(moves) {
+        let pos = game.position().clone();
+        let played = pos.parse_move(text).expect("a scripted move is legal");
+        positions.push(position_row(ply, &pos, played));
+        game.play_unchecked(played);
+    }
+    let outcome = game.outcome();
+    GameRecord {
+        game_id,
+        variant,
+        start_fen: start.to_fen(),
+        positions,
+        winner: outcome.and_then(|o| o.winner),
+        termination: outcome.map_or("adjudication".to_string(), |o| o.termination.to_string()),
+        model_id: "scripted".to_string(),
+        resignation_disabled: false,
+        would_resign: None,
+    }
+}
+
+/// The row of `pos` where `played` was played, without search targets.
+fn position_row(ply: u16, pos: &Position, played: Move) -> PositionRecord {
+    PositionRecord {
+        ply,
+        fen: pos.to_fen(),
+        side_to_move: pos.turn(),
+        policy: Vec::new(),
+        root_value: 0.0,
+        full_search: false,
+        material: pos.material(),
+        hand: [pos.hand(Color::White), pos.hand(Color::Black)],
+        move_played: played.to_string(),
     }
 }
 

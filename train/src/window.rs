@@ -613,7 +613,7 @@ pub(crate) fn load_window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::{random_game, FullSearch};
+    use crate::synthetic::{random_game, scripted_game, FullSearch};
     use crate::{SplitMix64, TrainConfig};
     use ninjazero_data::{DatasetWriter, FileMeta};
     use ninjazero_testkit::temp_dir;
@@ -761,38 +761,18 @@ mod tests {
         game
     }
 
-    /// A chess game of `moves` from the start, with every position's board material.
-    fn chess_game(id: u64, moves: &[&str]) -> GameRecord {
-        let mut pos = Position::start(Variant::Chess);
-        let mut game = random_game(&pos, id, 1, FullSearch::Random, &mut SplitMix64(id));
-        let template = game.positions[0].clone();
-        game.positions.clear();
-        for (ply, text) in moves.iter().enumerate() {
-            game.positions.push(ninjazero_data::PositionRecord {
-                ply: ply as u16,
-                fen: pos.to_fen(),
-                side_to_move: pos.turn(),
-                material: pos.material(),
-                move_played: text.to_string(),
-                ..template.clone()
-            });
-            pos = pos.play(pos.parse_move(text).unwrap()).unwrap();
-        }
-        game
-    }
-
     #[test]
     fn the_material_target_is_the_swing_from_the_movers_side_within_its_game() {
         // 1. e4 d5 2. exd5 Qxd5 3. Nc3: White wins a Pawn at ply 2, Black wins one back at
         // ply 3; the second game is all quiet moves.
         let mut samples = Samples::from_game(
             Variant::Chess,
-            &chess_game(1, &["e2e4", "d7d5", "e4d5", "d8d5", "b1c3"]),
+            &scripted_game(Variant::Chess, 1, &["e2e4", "d7d5", "e4d5", "d8d5", "b1c3"]),
             0,
             false,
         )
         .unwrap();
-        let quiet = chess_game(2, &["g1f3", "g8f6", "f3g1", "f6g8"]);
+        let quiet = scripted_game(Variant::Chess, 2, &["g1f3", "g8f6", "f3g1", "f6g8"]);
         samples.append(Samples::from_game(Variant::Chess, &quiet, 0, false).unwrap());
         let pawn = |i, plies| samples.material_swing(i, plies)[Role::Pawn.index()];
         // From White's first move, two plies ahead: a Pawn up.

@@ -14,6 +14,7 @@ use ninjazero_train::SplitMix64;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+pub use ninjazero_train::synthetic::scripted_game;
 pub use tempfile::TempDir;
 
 /// A new empty directory, removed with everything in it when the value is dropped.
