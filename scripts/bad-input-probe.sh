@@ -65,6 +65,10 @@ check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/
 check refuse train --variant chess $D --out "$work/o.safetensors" --work "$work/w" --lr 1e30
 check refuse selfplay --variant chess --games 1 --out "$work/x" --sims 0
 check refuse selfplay --variant chess --games 1 --out "$work/x" --concurrency 0
+# A device that is no device, and a GPU no machine has (refused on GPU machines too).
+for v in gpu cuda:99999 cuda:-1; do
+  check refuse selfplay --variant chess --games 1 --out "$work/x" --device "$v"
+done
 check refuse perft --variant chess --depth 99
 check refuse play --variant chess --sims 0
 check refuse pipeline --run "$work/run" --generations 0

@@ -114,16 +114,22 @@ def bench(args):
     """Reads "BATCH SECONDS" lines on stdin and answers each with a JSON line, so that the
     caller can interleave these measurements with its own."""
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
     net, height, width = build(args.sidecar)
+    net = net.to(device)
+    # CUDA runs asynchronously: a timing ends when the device has finished.
+    finish = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     print("ready", flush=True)
     for line in sys.stdin:
         batch, seconds = int(line.split()[0]), float(line.split()[1])
-        x = torch.rand(batch, net.input_planes, height, width)
+        x = torch.rand(batch, net.input_planes, height, width, device=device)
         with torch.no_grad():
             net(x)  # warm-up
+            finish()
             runs, start = 0, time.perf_counter()
             while runs == 0 or time.perf_counter() - start < seconds:
                 net(x)
+                finish()
                 runs += 1
             elapsed = time.perf_counter() - start
         print(json.dumps({"batch": batch, "positions_per_s": batch * runs / elapsed}), flush=True)
@@ -140,6 +146,7 @@ def main():
                        "for each 'BATCH SECONDS' line read from stdin")
     b.add_argument("--sidecar", required=True)
     b.add_argument("--threads", type=int, default=2)
+    b.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     args = parser.parse_args()
     parity(args) if args.command == "parity" else bench(args)
 

@@ -256,27 +256,3 @@ pub fn load_evaluator(
     let id = crate::checkpoint::checkpoint_id(path)?;
     Ok((Box::new(NetworkEvaluator::new(model)), id))
 }
-
-/// Parses `--device`: `cpu`, `cuda`, `cuda:N` or `auto` (CUDA when available).
-pub fn parse_device(text: &str) -> Result<Device, String> {
-    let cuda = |index: usize| {
-        if tch::Cuda::is_available() && index < tch::Cuda::device_count() as usize {
-            Ok(Device::Cuda(index))
-        } else {
-            Err(format!(
-                "device '{text}' asked for, but this machine has no such CUDA device"
-            ))
-        }
-    };
-    match text {
-        "cpu" => Ok(Device::Cpu),
-        "auto" => Ok(Device::cuda_if_available()),
-        "cuda" => cuda(0),
-        _ => match text.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(index) => cuda(index),
-            None => Err(format!(
-                "unknown device '{text}' (expected cpu, cuda, cuda:N or auto)"
-            )),
-        },
-    }
-}

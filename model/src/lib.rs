@@ -16,6 +16,7 @@
 //! ```
 
 pub mod checkpoint;
+pub mod device;
 pub mod encoding;
 pub mod evaluator;
 pub mod kernels;
@@ -25,10 +26,11 @@ pub mod policy;
 pub mod threads;
 
 pub use checkpoint::{checkpoint_id, torch_message, CheckpointMeta, Model, ModelError};
+pub use device::{device_text, parse_device, synchronize};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
 pub use evaluator::{
-    load_evaluator, material_balance, parse_device, EvalRequest, EvalTimings, Evaluation,
-    Evaluator, NetworkEvaluator, UniformEvaluator,
+    load_evaluator, material_balance, EvalRequest, EvalTimings, Evaluation, Evaluator,
+    NetworkEvaluator, UniformEvaluator,
 };
 pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
 pub use net::{

@@ -1,8 +1,11 @@
 //! `bench`: speed measurements printed as tables.
 
 use super::numbers::real;
+use anyhow::{bail, Context as _};
 use clap::Subcommand;
 use ninjazero_rules::{perft, Position, Variant};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Subcommand, Debug)]
@@ -71,4 +74,66 @@ fn bench_perft(min_time: Duration) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// How long a PyTorch reference may take beyond its own measuring time before a bench goes
+/// on without it: importing torch and starting CUDA take seconds, so a reference that has
+/// not answered after this is stuck, and the bench must not hang with it.
+pub const REFERENCE_GRACE: Duration = Duration::from_secs(120);
+
+/// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), which runs the
+/// PyTorch reference scripts.
+pub fn venv_python() -> anyhow::Result<PathBuf> {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if !python.exists() {
+        bail!("{} not found (run scripts/setup.sh)", python.display());
+    }
+    Ok(python)
+}
+
+/// Runs `command` to its end and returns its output, unless it takes longer than `limit`:
+/// then it is killed and the error says so (`what` names it).
+pub fn output_within(mut command: Command, limit: Duration, what: &str) -> anyhow::Result<Output> {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| what.to_string())?;
+    let pid = child.id();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(child.wait_with_output()));
+    match receiver.recv_timeout(limit) {
+        Ok(output) => output.with_context(|| what.to_string()),
+        Err(_) => {
+            // Not reaped yet (the waiting thread still holds it), so the pid is still its.
+            // SAFETY: kill(2) with a pid and a signal number has no memory effects.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            let seconds = limit.as_secs_f64();
+            bail!("{what} did not finish within {seconds:.1} s and was stopped")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_that_does_not_finish_in_time_is_stopped() {
+        let mut echo = Command::new("echo");
+        echo.arg("ready");
+        let output = output_within(echo, Duration::from_secs(30), "echo").unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "ready\n");
+
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let start = Instant::now();
+        let error = output_within(sleep, Duration::from_millis(200), "sleep").unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert_eq!(
+            error.to_string(),
+            "sleep did not finish within 0.2 s and was stopped"
+        );
+    }
 }

@@ -1,18 +1,21 @@
 //! `bench nn`: network evaluation speed per preset and batch size, against a plain matrix
 //! multiply and the same network in PyTorch, all measured in one run.
 
+use super::bench::{venv_python, REFERENCE_GRACE};
 use super::numbers::{real, whole, MAX_THREADS};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use ninjazero_model::{
-    parse_device, EvalRequest, Evaluation, Evaluator, Model, NetworkEvaluator, Preset,
+    device_text, parse_device, synchronize, EvalRequest, Evaluation, Evaluator, Model,
+    NetworkEvaluator, Preset,
 };
 use ninjazero_rules::{MoveList, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::io::{BufRead, BufReader, Lines, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -64,9 +67,7 @@ fn matmul_gflops(device: Device, min: Duration) -> f64 {
     let b = Tensor::rand([n, n], (Kind::Float, device));
     let per_call = time_per_call(min, || {
         let c = a.matmul(&b);
-        if device.is_cuda() {
-            tch::Cuda::synchronize(0);
-        }
+        synchronize(device);
         drop(c);
     });
     2.0 * (n * n * n) as f64 / per_call.as_secs_f64() / 1e9
@@ -93,17 +94,18 @@ pub(super) fn sample_positions(variant: Variant, count: usize) -> Vec<Position> 
 }
 
 /// The same network in PyTorch (`scripts/reference_net.py bench`), kept running so that
-/// its measurements interleave with ours.
+/// its measurements interleave with ours. Its lines arrive through a channel, so that a
+/// reference that stops answering is waited for [`REFERENCE_GRACE`] at most.
 struct PytorchReference {
     child: Child,
-    replies: Lines<BufReader<ChildStdout>>,
+    replies: Receiver<String>,
     dir: PathBuf,
 }
 
 impl PytorchReference {
-    fn start(model: &Model, threads: i32) -> anyhow::Result<PytorchReference> {
+    fn start(model: &Model, threads: i32, device: Device) -> anyhow::Result<PytorchReference> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let python = super::venv_python()?;
+        let python = venv_python()?;
         let dir = std::env::temp_dir().join(format!("ninjazero-bench-{}", std::process::id()));
         let checkpoint = dir.join("bench.safetensors");
         model.save(&checkpoint)?;
@@ -113,6 +115,7 @@ impl PytorchReference {
             .arg("--sidecar")
             .arg(checkpoint.with_extension("json"))
             .args(["--threads", &threads.to_string()])
+            .args(["--device", &device_text(device)])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -122,33 +125,88 @@ impl PytorchReference {
             .stdout
             .take()
             .context("no stdout from the reference")?;
-        let mut reference = PytorchReference {
+        let (sender, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let reference = PytorchReference {
             child,
-            replies: BufReader::new(stdout).lines(),
+            replies,
             dir,
         };
-        match reference.replies.next() {
-            Some(Ok(line)) if line == "ready" => Ok(reference),
-            _ => bail!("scripts/reference_net.py did not start"),
+        match reference.replies.recv_timeout(REFERENCE_GRACE) {
+            Ok(line) if line == "ready" => Ok(reference),
+            _ => bail!(
+                "scripts/reference_net.py did not start within {} s",
+                REFERENCE_GRACE.as_secs()
+            ),
         }
     }
 
-    /// PyTorch's forward positions/s at `batch`.
+    /// PyTorch's forward positions/s at `batch`; `None` once the reference has failed or
+    /// stopped answering (it is then stopped, and later rows go without it).
     fn measure(&mut self, batch: usize, seconds: f64) -> Option<f64> {
         let stdin = self.child.stdin.as_mut()?;
         writeln!(stdin, "{batch} {seconds}").ok()?;
-        let line = self.replies.next()?.ok()?;
+        let limit = REFERENCE_GRACE + Duration::from_secs_f64(seconds);
+        let Ok(line) = self.replies.recv_timeout(limit) else {
+            println!(
+                "(PyTorch reference stopped: no answer within {} s)",
+                limit.as_secs()
+            );
+            self.stop();
+            return None;
+        };
         let reply: serde_json::Value = serde_json::from_str(&line).ok()?;
         reply["positions_per_s"].as_f64()
+    }
+
+    fn stop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
 impl Drop for PytorchReference {
     fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The largest differences between `evaluator`'s priors and values and those of the same
+/// weights on the CPU, over `requests`: what the device's kernels (TF32 convolutions
+/// included) change in what the search sees.
+fn cpu_differences(
+    evaluator: &mut NetworkEvaluator,
+    variant: Variant,
+    requests: &[EvalRequest],
+) -> anyhow::Result<(f32, f32)> {
+    let dir = std::env::temp_dir().join(format!("ninjazero-bench-cpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join("copy.safetensors");
+    let copy = evaluator
+        .model()
+        .save(&path)
+        .and_then(|()| Model::load(&path, Some(variant), Device::Cpu));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut on_cpu = vec![Evaluation::default(); requests.len()];
+    NetworkEvaluator::new(copy?).evaluate(requests, &mut on_cpu);
+    let mut on_device = vec![Evaluation::default(); requests.len()];
+    evaluator.evaluate(requests, &mut on_device);
+    let (mut priors, mut values) = (0f32, 0f32);
+    for (device, cpu) in on_device.iter().zip(&on_cpu) {
+        values = values.max((device.value() - cpu.value()).abs());
+        for (p, q) in device.priors.iter().zip(&cpu.priors) {
+            priors = priors.max((p - q).abs());
+        }
+    }
+    Ok((priors, values))
 }
 
 pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
@@ -169,7 +227,7 @@ pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
         let mut reference = if args.no_python {
             Err(anyhow::anyhow!("skipped"))
         } else {
-            PytorchReference::start(&model, args.threads)
+            PytorchReference::start(&model, args.threads, args.device)
         };
         if let Err(why) = &reference {
             println!("(no PyTorch reference: {})", format!("{why:#}").trim());
@@ -191,6 +249,12 @@ pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
             "ratio"
         );
         let mut evaluator = NetworkEvaluator::new(model);
+        if args.device.is_cuda() {
+            let count = positions.len().min(256);
+            let requests = EvalRequest::first_occurrences(&positions[..count], &moves);
+            let (priors, values) = cpu_differences(&mut evaluator, args.variant, &requests)?;
+            println!("same weights on the CPU: priors differ by at most {priors:.1e}, values by {values:.1e} ({count} positions)");
+        }
         for &batch in &args.batches {
             let requests = EvalRequest::first_occurrences(&positions[..batch], &moves);
             let mut out = vec![Evaluation::default(); batch];
@@ -198,9 +262,7 @@ pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
             let xs = Tensor::rand(shape.input_dims(batch as i64), (Kind::Float, args.device));
             let forward = time_per_call(min, || {
                 let (p, v) = tch::no_grad(|| evaluator.model().net.forward(&xs, false));
-                if args.device.is_cuda() {
-                    tch::Cuda::synchronize(0);
-                }
+                synchronize(args.device);
                 drop((p, v));
             });
             let full = time_per_call(min, || evaluator.evaluate(&requests, &mut out));

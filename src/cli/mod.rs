@@ -125,16 +125,6 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     }
 }
 
-/// The project's Python (`.venv/bin/python`, made by scripts/setup.sh), which runs the
-/// PyTorch reference scripts.
-pub fn venv_python() -> anyhow::Result<std::path::PathBuf> {
-    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if !python.exists() {
-        anyhow::bail!("{} not found (run scripts/setup.sh)", python.display());
-    }
-    Ok(python)
-}
-
 /// Parses a variant id for clap, listing the valid ids on error.
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
     text.parse()

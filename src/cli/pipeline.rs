@@ -7,7 +7,7 @@ use super::{parse_variant, StageBars};
 use anyhow::Context as _;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, ValueEnum};
-use ninjazero_model::parse_device;
+use ninjazero_model::{device_text, parse_device};
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
     run_local, run_local_budgeted, run_slurm, ModelKind, PipelineError, PipelinePreset,
@@ -226,11 +226,7 @@ fn slurm_options(store: &Store, args: &PipelineArgs) -> anyhow::Result<SlurmOpti
         (None, Some(root)) => root.join("slurm-logs"),
         (None, None) => PathBuf::from("slurm-logs"),
     };
-    let device = match args.device {
-        Device::Cpu => "cpu".to_string(),
-        Device::Cuda(n) => format!("cuda:{n}"),
-        _ => "auto".to_string(),
-    };
+    let device = device_text(args.device);
     Ok(SlurmOptions {
         worker: vec![program.display().to_string()],
         device,

@@ -1,11 +1,12 @@
 //! `train` (train a network on self-play data) and `bench train` (training speed against
 //! the same loop in PyTorch).
 
+use super::bench::{output_within, REFERENCE_GRACE};
 use super::numbers::{real, whole, MAX_THREADS};
 use super::{parse_variant, progress_bar};
 use anyhow::{bail, Context as _};
 use clap::Args;
-use ninjazero_model::{parse_device, BoardShape, Model, Preset};
+use ninjazero_model::{device_text, parse_device, BoardShape, Model, Preset};
 use ninjazero_rules::Variant;
 use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_samples_per_s};
 use ninjazero_train::synthetic::write_random_games;
@@ -237,7 +238,7 @@ fn pytorch_samples_per_s(
     args: &BenchTrainArgs,
 ) -> anyhow::Result<f64> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = super::venv_python()?;
+    let python = super::bench::venv_python()?;
     let mut command = Command::new(python);
     command
         .arg(root.join("scripts/bench_train.py"))
@@ -249,14 +250,7 @@ fn pytorch_samples_per_s(
         .args(["--grad-clip", &config.grad_clip.to_string()])
         .args(["--threads", &args.threads.to_string()])
         .args(["--seconds", &args.seconds.to_string()])
-        .args([
-            "--device",
-            match args.device {
-                Device::Cuda(i) => format!("cuda:{i}"),
-                _ => "cpu".to_string(),
-            }
-            .as_str(),
-        ]);
+        .args(["--device", &device_text(args.device)]);
     match config.optimizer {
         OptimizerKind::Sgd { momentum } => {
             command.args(["--optimizer", "sgd", "--momentum", &momentum.to_string()]);
@@ -272,7 +266,9 @@ fn pytorch_samples_per_s(
             ]);
         }
     }
-    let output = command.output().context("scripts/bench_train.py")?;
+    // The script measures its loop for `--seconds`, after a few warm-up steps.
+    let limit = REFERENCE_GRACE + Duration::from_secs_f64(args.seconds);
+    let output = output_within(command, limit, "scripts/bench_train.py")?;
     if !output.status.success() {
         bail!(
             "scripts/bench_train.py failed: {}",

@@ -2,7 +2,7 @@
 
 use crate::loader::{BatchSource, Loader};
 use crate::{Batch, TrainConfig, TrainError, Trainer};
-use ninjazero_model::{policy_len, BoardShape, Model};
+use ninjazero_model::{policy_len, synchronize, BoardShape, Model};
 use ninjazero_rules::Variant;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,12 +29,6 @@ pub fn synthetic_batch(shape: &BoardShape, batch: usize, device: Device) -> Batc
         value_target: None,
         material: None,
         size: batch,
-    }
-}
-
-fn synchronize(device: Device) {
-    if let Device::Cuda(i) = device {
-        tch::Cuda::synchronize(i as i64);
     }
 }
 
