@@ -4,6 +4,7 @@ use super::numbers::real;
 use anyhow::{bail, Context as _};
 use clap::Subcommand;
 use ninjazero_rules::{perft, Position, Variant};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -94,25 +95,47 @@ pub fn venv_python() -> anyhow::Result<PathBuf> {
 /// Runs `command` to its end and returns its output, unless it takes longer than `limit`:
 /// then it is killed and the error says so (`what` names it).
 pub fn output_within(mut command: Command, limit: Duration, what: &str) -> anyhow::Result<Output> {
-    let child = command
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| what.to_string())?;
-    let pid = child.id();
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || sender.send(child.wait_with_output()));
-    match receiver.recv_timeout(limit) {
-        Ok(output) => output.with_context(|| what.to_string()),
-        Err(_) => {
-            // Not reaped yet (the waiting thread still holds it), so the pid is still its.
-            // SAFETY: kill(2) with a pid and a signal number has no memory effects.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            let seconds = limit.as_secs_f64();
-            bail!("{what} did not finish within {seconds:.1} s and was stopped")
+    // Read while waiting, so that a chatty child never blocks on a full pipe.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().with_context(|| what.to_string())? {
+            break status;
         }
-    }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let seconds = limit.as_secs_f64();
+            bail!("{what} did not finish within {seconds:.1} s and was stopped");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let collected = |reader: std::thread::JoinHandle<Vec<u8>>| reader.join().unwrap_or_default();
+    Ok(Output {
+        status,
+        stdout: collected(stdout),
+        stderr: collected(stderr),
+    })
+}
+
+/// All of `pipe`, read on a thread of its own.
+fn read_in_background(
+    pipe: Option<impl Read + Send + 'static>,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `train` (train a network on self-play data) and `bench train` (training speed against
 //! the same loop in PyTorch).
 
-use super::bench::{output_within, REFERENCE_GRACE};
+use super::bench::{output_within, venv_python, REFERENCE_GRACE};
 use super::numbers::{real, whole, MAX_THREADS};
 use super::{parse_variant, progress_bar};
 use anyhow::{bail, Context as _};
@@ -238,7 +238,7 @@ fn pytorch_samples_per_s(
     args: &BenchTrainArgs,
 ) -> anyhow::Result<f64> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = super::bench::venv_python()?;
+    let python = venv_python()?;
     let mut command = Command::new(python);
     command
         .arg(root.join("scripts/bench_train.py"))
