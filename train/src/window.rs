@@ -9,9 +9,9 @@
 
 use crate::TrainError;
 use ninjazero_data::{
-    dataset_files_or_shards, read_file, read_file_meta, GameRecord, GameSettings,
+    dataset_files_or_shards, read_file, read_file_meta, GameRecord, GameSettings, PolicyEntry,
 };
-use ninjazero_model::{policy_len, BoardShape};
+use ninjazero_model::{move_index, BoardShape};
 use ninjazero_rules::{Color, Position, Role, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -124,7 +124,7 @@ impl Samples {
         searched: bool,
     ) -> Result<Samples, String> {
         let mut samples = Samples::default();
-        let policy_size = policy_len(&BoardShape::of(variant)) as u32;
+        let shape = BoardShape::of(variant);
         // Repetitions count from the game's start, skipped positions included.
         let mut seen: HashMap<u64, u8> = HashMap::new();
         for (k, record) in game.positions.iter().enumerate() {
@@ -142,14 +142,10 @@ impl Samples {
             if k < skip {
                 continue;
             }
+            check_policy_moves(&shape, &pos, &record.policy)
+                .map_err(|e| format!("game {} ply {}: {e}", game.game_id, record.ply))?;
             let mut sum = 0.0f64;
             for entry in &record.policy {
-                if entry.index >= policy_size {
-                    return Err(format!(
-                        "game {} ply {}: policy index {} outside the policy ({policy_size})",
-                        game.game_id, record.ply, entry.index
-                    ));
-                }
                 if !(entry.probability.is_finite() && entry.probability >= 0.0) {
                     return Err(format!(
                         "game {} ply {}: policy probability {}",
@@ -610,6 +606,38 @@ pub(crate) fn load_window(
     Ok(samples)
 }
 
+/// Each policy entry's index must be its move's under this build's move encoding: a
+/// dataset written under another encoding (or edited) would otherwise train the policy
+/// towards other moves than the ones searched, silently.
+fn check_policy_moves(
+    shape: &BoardShape,
+    pos: &Position,
+    policy: &[PolicyEntry],
+) -> Result<(), String> {
+    if policy.is_empty() {
+        return Ok(());
+    }
+    let legal = pos.legal_moves();
+    let indices: Vec<u32> = legal
+        .iter()
+        .map(|&m| move_index(shape, pos, m) as u32)
+        .collect();
+    for entry in policy {
+        let encoded = indices
+            .iter()
+            .position(|&index| index == entry.index)
+            .map(|k| legal[k].to_string());
+        if encoded.as_deref() != Some(entry.move_text.as_str()) {
+            let found = encoded.map_or("no legal move".to_string(), |text| format!("'{text}'"));
+            return Err(format!(
+                "policy move '{}' is stored with index {}, which this build's move encoding gives to {found} (data of another encoding?)",
+                entry.move_text, entry.index
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -749,6 +777,47 @@ mod tests {
     /// Four random plies won by White, with the root values `ROOT_VALUES` (the side to
     /// move's view).
     const ROOT_VALUES: [f32; 4] = [0.8, -0.6, 0.4, 0.8];
+
+    #[test]
+    fn a_policy_entry_whose_index_is_not_its_moves_is_refused() {
+        let game = games([1]).remove(0);
+        assert!(Samples::from_game(VARIANT, &game, 0, false).is_ok());
+        let k = game
+            .positions
+            .iter()
+            .position(|p| p.policy.len() >= 2)
+            .expect("a position with two policy moves");
+        let ply = game.positions[k].ply;
+        // Another move's index under the first move's text, as data written under another
+        // move encoding would hold.
+        let mut swapped = game.clone();
+        let other = swapped.positions[k].policy[1].index;
+        swapped.positions[k].policy[0].index = other;
+        let text = swapped.positions[k].policy[0].move_text.clone();
+        let error = Samples::from_game(VARIANT, &swapped, 0, false).unwrap_err();
+        let other_text = &game.positions[k].policy[1].move_text;
+        assert_eq!(
+            error,
+            format!("game 1 ply {ply}: policy move '{text}' is stored with index {other}, which this build's move encoding gives to '{other_text}' (data of another encoding?)")
+        );
+
+        let mut illegal = game.clone();
+        illegal.positions[k].policy[0].move_text = "a1a1".to_string();
+        let index = illegal.positions[k].policy[0].index;
+        let error = Samples::from_game(VARIANT, &illegal, 0, false).unwrap_err();
+        assert!(
+            error.starts_with(&format!("game 1 ply {ply}: policy move 'a1a1' is stored with index {index}, which this build's move encoding gives to '")),
+            "{error}"
+        );
+
+        let mut beyond = game.clone();
+        beyond.positions[k].policy[0].index = u32::MAX;
+        let error = Samples::from_game(VARIANT, &beyond, 0, false).unwrap_err();
+        assert!(
+            error.ends_with("gives to no legal move (data of another encoding?)"),
+            "{error}"
+        );
+    }
 
     fn won_game_with_root_values(id: u64) -> GameRecord {
         let start = Position::start(VARIANT);
