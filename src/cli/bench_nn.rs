@@ -187,16 +187,13 @@ fn cpu_differences(
     variant: Variant,
     requests: &[EvalRequest],
 ) -> anyhow::Result<(f32, f32)> {
-    let dir = std::env::temp_dir().join(format!("ninjazero-bench-cpu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join("copy.safetensors");
-    let copy = evaluator
-        .model()
-        .save(&path)
-        .and_then(|()| Model::load(&path, Some(variant), Device::Cpu));
-    let _ = std::fs::remove_dir_all(&dir);
+    let model = evaluator.model();
+    let mut copy = Model::new(variant, &model.net.config, Device::Cpu);
+    copy.vs
+        .copy(&model.vs)
+        .context("copying the network to the CPU")?;
     let mut on_cpu = vec![Evaluation::default(); requests.len()];
-    NetworkEvaluator::new(copy?).evaluate(requests, &mut on_cpu);
+    NetworkEvaluator::new(copy).evaluate(requests, &mut on_cpu);
     let mut on_device = vec![Evaluation::default(); requests.len()];
     evaluator.evaluate(requests, &mut on_device);
     let (mut priors, mut values) = (0f32, 0f32);
@@ -289,4 +286,22 @@ pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
     println!("\nforward/s: the network alone on a prepared tensor; evaluator/s: encoding, forward and priors over the legal moves;");
     println!("outside %: evaluator time outside the forward pass (encoding, copying, priors); ratio: evaluator/s over PyTorch's forward/s for the same network and batch.");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_copy_is_the_same_network() {
+        // The copy starts from other random weights: only a real copy differs by nothing.
+        let variant = Variant::Chess;
+        let model = Model::new(variant, &Preset::Tiny.config(), Device::Cpu);
+        let mut evaluator = NetworkEvaluator::new(model);
+        let positions = sample_positions(variant, 4);
+        let moves: Vec<MoveList> = positions.iter().map(|p| p.legal_moves()).collect();
+        let requests = EvalRequest::first_occurrences(&positions, &moves);
+        let differences = cpu_differences(&mut evaluator, variant, &requests).unwrap();
+        assert_eq!(differences, (0.0, 0.0));
+    }
 }
