@@ -2,7 +2,7 @@
 
 use ninjazero_model::{
     decode_move, move_index, policy_len, BoardShape, EvalRequest, Evaluation, Evaluator, Model,
-    ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator,
+    ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator, PARALLEL_FROM,
 };
 use ninjazero_rules::{MoveKind, Position, Variant};
 use ninjazero_testkit::{outcome, random_positions, temp_dir, venv_python};
@@ -82,6 +82,28 @@ fn network_priors_cover_the_legal_moves_and_sum_to_one() {
     for (pos, result) in positions.iter().zip(&uniform) {
         let n = pos.legal_moves().len() as f32;
         assert!(result.priors.iter().all(|&p| (p - 1.0 / n).abs() < 1e-6));
+    }
+}
+
+/// Large batches are encoded and decoded on several threads: each position must still get
+/// its own priors (as many as its legal moves, in their order) and value, as it does alone.
+#[test]
+fn a_batch_shared_out_among_threads_gives_each_position_its_own_evaluation() {
+    let variant = Variant::InsaneNinja;
+    let positions = random_positions(variant, 8, 10..120, 5);
+    let positions = &positions[..2 * PARALLEL_FROM];
+    let mut evaluator = NetworkEvaluator::new(trained_looking_model(variant));
+    let together = evaluate(&mut evaluator, positions);
+    for (pos, batched) in positions.iter().zip(&together) {
+        let alone = &evaluate(&mut evaluator, std::slice::from_ref(pos))[0];
+        assert_eq!(batched.priors.len(), alone.priors.len());
+        let differences = batched.priors.iter().zip(&alone.priors);
+        let priors = differences.map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        let values = (batched.value() - alone.value()).abs();
+        assert!(
+            priors < 1e-4 && values < 1e-4,
+            "{priors} {values} in {pos:?}"
+        );
     }
 }
 
