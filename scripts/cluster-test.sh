@@ -25,9 +25,9 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 SMOKE=(--preset smoke --device cpu --selfplay-shards 4 --arena-shards 2 --seed 3)
 started=$SECONDS
-bin=$PWD/target/ci/ninjazero
-cargo build --profile ci -q
-cargo test --profile ci -q --no-run --test cluster 2> /dev/null
+bin=$PWD/target/release/ninjazero
+cargo build --release -q
+cargo test --release -q --no-run --test cluster 2> /dev/null
 
 work=$(mktemp -d -t ninjazero-cluster-XXXXXX)
 chmod 755 "$work" # munged runs as the munge user
@@ -136,7 +136,7 @@ cluster_run() {
   fi
   say "$name: a second driver run submitted nothing"
   if ! NINJAZERO_CLUSTER_RUN=$url NINJAZERO_CLUSTER_REFERENCE=$work/local \
-    cargo test --profile ci -q --test cluster -- --ignored > "$work/$name-check.log" 2>&1; then
+    cargo test --release -q --test cluster -- --ignored > "$work/$name-check.log" 2>&1; then
     say "FAILED: the stored run at $url:"
     cat "$work/$name-check.log"
     exit 1

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 . scripts/lib/seaweedfs.sh
-cargo build --profile ci -q
+cargo build --release -q
 work=$(mktemp -d -t ninjazero-s3-XXXXXX)
 trap 'seaweedfs_stop; rm -rf "$work"' EXIT
 bucket=ninjazero-test
@@ -17,5 +17,5 @@ seaweedfs_start "$work" "$bucket"
 echo "s3-test: SeaweedFS $("$WEED" version 2>/dev/null | head -1 | awk '{print $3}') at $AWS_ENDPOINT_URL, bucket $bucket"
 
 export NINJAZERO_TEST_S3_URL="s3://$bucket/run-$$"
-cargo test --profile ci -q --test workers -- --ignored --test-threads 1
+cargo test --release -q --test workers -- --ignored --test-threads 1
 echo "s3-test: passed"

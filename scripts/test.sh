@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 ./scripts/setup.sh
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --profile ci -- -D warnings
-cargo test --workspace --profile ci
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release
 # s3:// run storage against a real S3 server (SeaweedFS on 127.0.0.1), stopped afterwards.
 ./scripts/s3-test.sh
 # The pipeline through a one-node Slurm cluster on file:// and s3://, with faults injected;

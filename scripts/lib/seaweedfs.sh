@@ -7,7 +7,6 @@
 #   seaweedfs_stop               stops it (data kept, so a start with the same DIR goes on)
 #
 # A start after a stop reuses the ports, so a client retrying its requests finds it again.
-# Readiness is asked with the test build's binary (target/ci/ninjazero, `cargo build --profile ci`).
 
 WEED=.venv/bin/weed
 weed_pid=""
@@ -50,7 +49,7 @@ EOF
   # Ready once the bucket answers a signed request (the bucket is made at start-up).
   for _ in $(seq 120); do
     kill -0 "$weed_pid" 2>/dev/null || break
-    if NINJAZERO_S3_RETRY_SECONDS=1 target/ci/ninjazero status --run "s3://$bucket/probe" > /dev/null 2>&1; then
+    if NINJAZERO_S3_RETRY_SECONDS=1 target/release/ninjazero status --run "s3://$bucket/probe" > /dev/null 2>&1; then
       return 0
     fi
     sleep 0.5
