@@ -164,27 +164,19 @@ impl NetworkEvaluator {
         }
         self.wanted.resize(total, 0);
         let wanted = split_at_starts(&mut self.wanted, &self.starts);
-        let encode_one = |(i, ((request, planes), wanted)): EncodeJob| {
-            encode_position(&shape, request.position, request.repetitions, planes);
-            let base = (i * policy_size) as i64;
-            for (index, &m) in wanted.iter_mut().zip(request.moves) {
-                *index = base + move_index(&shape, request.position, m) as i64;
-            }
-        };
-        let planes = &mut self.input[..batch.len() * input_len];
-        if batch.len() < PARALLEL_FROM {
-            let jobs = batch
-                .iter()
-                .zip(planes.chunks_exact_mut(input_len))
-                .zip(wanted);
-            jobs.enumerate().for_each(encode_one);
-        } else {
-            let jobs = batch
-                .par_iter()
-                .zip(planes.par_chunks_exact_mut(input_len))
-                .zip(wanted);
-            jobs.enumerate().for_each(encode_one);
-        }
+        batch
+            .par_iter()
+            .zip(self.input[..batch.len() * input_len].par_chunks_exact_mut(input_len))
+            .zip(wanted)
+            .enumerate()
+            .with_min_len(PER_THREAD_AT_LEAST)
+            .for_each(|(i, ((request, planes), wanted))| {
+                encode_position(&shape, request.position, request.repetitions, planes);
+                let base = (i * policy_size) as i64;
+                for (index, &m) in wanted.iter_mut().zip(request.moves) {
+                    *index = base + move_index(&shape, request.position, m) as i64;
+                }
+            });
     }
 
     /// Each request's priors (a softmax over its moves' logits) and WDL from the forward
@@ -192,24 +184,19 @@ impl NetworkEvaluator {
     fn decode(&self, batch: &[EvalRequest<'_>], out: &mut [Evaluation]) {
         // The buffers alone: the model's tensors may not be shared among threads.
         let (starts, logits, wdl) = (&self.starts, &self.logits, &self.wdl);
-        let decode_one = |(i, (request, result)): (usize, (&EvalRequest, &mut Evaluation))| {
-            let start = starts[i];
-            softmax_into(
-                &logits[start..start + request.moves.len()],
-                &mut result.priors,
-            );
-            result.wdl.copy_from_slice(&wdl[i * 3..i * 3 + 3]);
-        };
-        if batch.len() < PARALLEL_FROM {
-            batch
-                .iter()
-                .zip(out.iter_mut())
-                .enumerate()
-                .for_each(decode_one);
-        } else {
-            let jobs = batch.par_iter().zip(out.par_iter_mut());
-            jobs.enumerate().for_each(decode_one);
-        }
+        batch
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .enumerate()
+            .with_min_len(PER_THREAD_AT_LEAST)
+            .for_each(|(i, (request, result))| {
+                let start = starts[i];
+                softmax_into(
+                    &logits[start..start + request.moves.len()],
+                    &mut result.priors,
+                );
+                result.wdl.copy_from_slice(&wdl[i * 3..i * 3 + 3]);
+            });
     }
 
     /// One forward pass over the encoded batch; gathers the wanted logits and the WDL.
@@ -237,15 +224,12 @@ impl NetworkEvaluator {
     }
 }
 
-/// One request of a batch to encode: its index, the request, its input planes and its
-/// wanted logits' indices.
-type EncodeJob<'j, 'r> = (usize, ((&'j EvalRequest<'r>, &'j mut [f32]), &'j mut [i64]));
-
-/// Batches from this size on are encoded and decoded on rayon's threads. On a GPU the
-/// encoding and priors on one thread took 71–90 % of the evaluator's time at batches of
-/// 256–4096 (`cpu` network, one H200 with 16 cores); one position takes a few
-/// microseconds, too little to share out in the small batches of a single game's search.
-pub const PARALLEL_FROM: usize = 64;
+/// The fewest positions one of rayon's threads encodes or decodes: a batch below twice
+/// this stays on the calling thread (rayon does not split it), as a single game's search
+/// wants, while on a GPU large batches spread over the cores (there the encoding and
+/// priors on one thread took 71–90 % of the evaluator's time at batches of 256–4096,
+/// `cpu` network, one H200 with 16 cores; one position takes a few microseconds).
+pub const PER_THREAD_AT_LEAST: usize = 64;
 
 /// `values` cut into the consecutive slices that begin at `starts` (ascending, the first 0);
 /// the last runs to the end.

@@ -30,7 +30,7 @@ pub use device::{device_text, parse_device, synchronize};
 pub use encoding::{encode_position, BoardShape, ENCODING_VERSION};
 pub use evaluator::{
     load_evaluator, material_balance, EvalRequest, EvalTimings, Evaluation, Evaluator,
-    NetworkEvaluator, UniformEvaluator, PARALLEL_FROM,
+    NetworkEvaluator, UniformEvaluator, PER_THREAD_AT_LEAST,
 };
 pub use kernels::{select_cpu_kernels, CpuKernels, UnknownCpuKernels, CPU_KERNELS_VAR};
 pub use net::{

@@ -2,7 +2,7 @@
 
 use ninjazero_model::{
     decode_move, move_index, policy_len, BoardShape, EvalRequest, Evaluation, Evaluator, Model,
-    ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator, PARALLEL_FROM,
+    ModelError, NetConfig, NetworkEvaluator, Preset, UniformEvaluator, PER_THREAD_AT_LEAST,
 };
 use ninjazero_rules::{MoveKind, Position, Variant};
 use ninjazero_testkit::{outcome, random_positions, temp_dir, venv_python};
@@ -91,7 +91,7 @@ fn network_priors_cover_the_legal_moves_and_sum_to_one() {
 fn a_batch_shared_out_among_threads_gives_each_position_its_own_evaluation() {
     let variant = Variant::InsaneNinja;
     let positions = random_positions(variant, 8, 10..120, 5);
-    let positions = &positions[..2 * PARALLEL_FROM];
+    let positions = &positions[..2 * PER_THREAD_AT_LEAST];
     let mut evaluator = NetworkEvaluator::new(trained_looking_model(variant));
     let together = evaluate(&mut evaluator, positions);
     for (pos, batched) in positions.iter().zip(&together) {
