@@ -366,7 +366,14 @@ fn a_first_player_plays_generation_zeros_games() {
     let dir = tmp.path().join("run");
     let given = "alphabeta:depth=1:values=P=1,N=1,B=1,R=1,Q=1,I=1,L=1";
     let base = ["pipeline", "--run", text(&dir), "--generations", "1"];
-    let player_values = ["--first-player", given, "--player-values", "true"];
+    let player_values = [
+        "--first-player",
+        given,
+        "--player-values",
+        "true",
+        "--first-player-games",
+        "24",
+    ];
     let (ok, out) = run(&[&base[..], &SMOKE, &player_values].concat());
     // Stored as the spec writes itself (Pawn = 1 is the unit, left out).
     let player = &given.parse::<EngineSpec>().unwrap().to_string();
@@ -374,12 +381,14 @@ fn a_first_player_plays_generation_zeros_games() {
     let store = Store::open(text(&dir)).unwrap();
     let manifest = Manifest::load(&store, 0).unwrap();
     assert_eq!(manifest.player.as_ref(), Some(player));
-    // The player's games run to the long cap, not the smoke preset's 40 plies.
+    // The player's games run to the long cap, not the smoke preset's 40 plies, and are
+    // --first-player-games many (the smoke preset plays 16 per generation).
     assert_eq!(manifest.search.max_plies, PLAYER_MAX_PLIES);
+    assert_eq!((manifest.shards, manifest.games_per_shard), (4, 6));
     let file = tmp.path().join("part.arrow");
     std::fs::write(&file, store.get(&part_key(0, 1, 0)).unwrap()).unwrap();
     let games = read_file(&file, None).unwrap();
-    assert_eq!(games.len(), 4);
+    assert_eq!(games.len(), 6);
     assert!(
         games.iter().all(|g| &g.model_id == player),
         "{:?}",
@@ -402,6 +411,11 @@ fn a_first_player_plays_generation_zeros_games() {
     // --player-values reaches the training job's settings.
     let job = std::fs::read_to_string(dir.join("train/gen-0001/work/state.json")).unwrap();
     assert!(job.contains("\"player_values\": true"), "{job}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(&format!("generation 0's 24 games by {player}, the first network trained with the smoke preset on the player's search values too")),
+        "{summary}"
+    );
 
     let other = tmp.path().join("other");
     let missing = "uci:/nonexistent/engine:depth=1";

@@ -159,6 +159,17 @@ pub struct RunConfig {
     /// games are. Runs stored before the setting existed read `false`.
     #[serde(default)]
     pub player_values: bool,
+    /// Generation 0's self-play games when a first player plays them, instead of
+    /// `selfplay_games`: a player's games cost little beside a network's, and a first
+    /// network imitating a strong player learns from as many as the run can afford
+    /// (README: 15,000 of a learnt evaluation's games on Asylum Chess).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_player_games: Option<u64>,
+    /// The training preset ([`ninjazero_train::TrainConfig::preset`]) of a network trained
+    /// from generation 0 on the first player's games, instead of `train`: e.g. `imitate`,
+    /// many passes over every position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_train: Option<String>,
     /// A wall-time budget in hours: generations are added while the next one is expected to
     /// end in time ([`crate::next_generation_fits`]), and `generations` counts those decided
     /// so far. Like `generations`, a continued run may change it.
@@ -220,6 +231,8 @@ impl RunConfig {
             arena_shards: 1,
             first_player: None,
             player_values: false,
+            first_player_games: None,
+            first_train: None,
             hours: None,
             model: ModelKind::Network,
         }
@@ -248,9 +261,19 @@ impl RunConfig {
         }
     }
 
-    /// Games per self-play shard M: the run's games over its shards, rounded up.
-    pub fn games_per_shard(&self) -> u64 {
-        self.selfplay_games
+    /// Self-play games of generation `generation`: [`RunConfig::first_player_games`] for
+    /// the first player's, else [`RunConfig::selfplay_games`].
+    pub fn selfplay_games_of(&self, generation: u32) -> u64 {
+        match self.first_player_games {
+            Some(games) if generation == 0 && self.first_player.is_some() => games,
+            _ => self.selfplay_games,
+        }
+    }
+
+    /// Games per self-play shard M of generation `generation`: its games over the run's
+    /// shards, rounded up.
+    pub fn games_per_shard(&self, generation: u32) -> u64 {
+        self.selfplay_games_of(generation)
             .div_ceil(u64::from(self.selfplay_shards.max(1)))
     }
 
@@ -356,6 +379,17 @@ impl RunConfig {
             MAX_SELFPLAY_SHARDS,
         )?;
         within("arena_shards", self.arena_shards, 1, MAX_ARENA_SHARDS)?;
+        if let Some(games) = self.first_player_games {
+            within(
+                "first_player_games",
+                games,
+                1,
+                ninjazero_selfplay::MAX_GAMES,
+            )?;
+        }
+        if let Some(preset) = &self.first_train {
+            known_train_preset(preset).map_err(|reason| format!("first_train: {reason}"))?;
+        }
         if let Some(h) = self.hours {
             if !(h > 0.0 && h <= MAX_HOURS) {
                 return Err(format!(
@@ -366,6 +400,17 @@ impl RunConfig {
         self.search
             .validate()
             .map_err(|reason| format!("[search] {reason}"))
+    }
+}
+
+/// `preset` if it names a training preset, else what the known ones are.
+pub fn known_train_preset(preset: &str) -> Result<&str, String> {
+    match ninjazero_train::TrainConfig::preset(preset) {
+        Some(_) => Ok(preset),
+        None => Err(format!(
+            "unknown training preset '{preset}' (expected one of {})",
+            ninjazero_train::TrainConfig::PRESETS.join(", ")
+        )),
     }
 }
 
@@ -386,11 +431,13 @@ pub enum Setting {
     ArenaShards,
     FirstPlayer,
     PlayerValues,
+    FirstPlayerGames,
+    FirstTrain,
     Model,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 8] = [
+    pub const ALL: [Setting; 10] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
@@ -398,6 +445,8 @@ impl Setting {
         Setting::ArenaShards,
         Setting::FirstPlayer,
         Setting::PlayerValues,
+        Setting::FirstPlayerGames,
+        Setting::FirstTrain,
         Setting::Model,
     ];
 
@@ -411,6 +460,8 @@ impl Setting {
             Setting::ArenaShards => "arena_shards",
             Setting::FirstPlayer => "first_player",
             Setting::PlayerValues => "player_values",
+            Setting::FirstPlayerGames => "first_player_games",
+            Setting::FirstTrain => "first_train",
             Setting::Model => "model",
         }
     }
@@ -445,11 +496,20 @@ pub fn load_or_create(
 ) -> Result<RunConfig, PipelineError> {
     let Some(stored) = RunConfig::stored(store)? else {
         // A stored run's settings agreed with this when it was made; changes are refused.
-        if wanted.player_values && wanted.first_player.is_none() {
-            return Err(PipelineError::PlayerValuesWithoutPlayer);
+        let first_player_settings = [
+            ("--player-values true", wanted.player_values),
+            ("--first-player-games", wanted.first_player_games.is_some()),
+            ("--first-train", wanted.first_train.is_some()),
+        ];
+        if let (None, Some(option)) = (&wanted.first_player, given(&first_player_settings)) {
+            return Err(PipelineError::WithoutFirstPlayer(option));
         }
-        if wanted.player_values && wanted.model == ModelKind::Evaluation {
-            return Err(PipelineError::PlayerValuesWithoutNetwork);
+        let network_settings = [
+            ("--player-values true", wanted.player_values),
+            ("--first-train", wanted.first_train.is_some()),
+        ];
+        if let (ModelKind::Evaluation, Some(option)) = (wanted.model, given(&network_settings)) {
+            return Err(PipelineError::WithoutNetwork(option));
         }
         wanted.save_to(store)?;
         return Ok(wanted.clone());
@@ -477,6 +537,14 @@ pub fn load_or_create(
         reached.save_to(store)?;
     }
     Ok(reached)
+}
+
+/// The first option of `options` (each with whether it was given) that was given.
+fn given(options: &[(&'static str, bool)]) -> Option<&'static str> {
+    options
+        .iter()
+        .find(|(_, given)| *given)
+        .map(|(option, _)| *option)
 }
 
 /// How far to take a run: a number of generations, or as many as a wall-time budget in
@@ -569,6 +637,40 @@ mod tests {
         }
         store.put(CONFIG_KEY, text.into_bytes()).unwrap();
         assert_eq!(RunConfig::load_from(&store).unwrap(), config);
+    }
+
+    #[test]
+    fn an_edited_first_players_setting_is_refused_by_name() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
+        let config = RunConfig {
+            first_player: Some("alphabeta:depth=2".to_string()),
+            first_player_games: Some(15_000),
+            first_train: Some("imitate".to_string()),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Demo, 0, None)
+        };
+        config.save_to(&store).unwrap();
+        assert_eq!(RunConfig::load_from(&store).unwrap(), config);
+        let text = String::from_utf8(store.get(CONFIG_KEY).unwrap()).unwrap();
+        for (line, edited, named) in [
+            (
+                "first_player_games = 15000",
+                "first_player_games = 0",
+                "first_player_games must be 1 to 1000000000, got 0",
+            ),
+            (
+                "first_train = \"imitate\"",
+                "first_train = \"huge\"",
+                "first_train: unknown training preset 'huge'",
+            ),
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+            store
+                .put(CONFIG_KEY, text.replace(line, edited).into_bytes())
+                .unwrap();
+            let refused = RunConfig::load_from(&store).unwrap_err().to_string();
+            assert!(refused.contains(named), "{edited}: {refused}");
+        }
     }
 
     #[test]

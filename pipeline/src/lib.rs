@@ -25,9 +25,9 @@ pub mod summary;
 pub mod worker;
 
 pub use config::{
-    load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting, SettingDifference,
-    UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_ARENA_SHARDS, MAX_GENERATIONS, MAX_HOURS,
-    MAX_SELFPLAY_SHARDS,
+    known_train_preset, load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting,
+    SettingDifference, UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_ARENA_SHARDS,
+    MAX_GENERATIONS, MAX_HOURS, MAX_SELFPLAY_SHARDS,
 };
 pub use layout::generation_name;
 pub use scheduler::{
@@ -78,12 +78,13 @@ pub enum PipelineError {
         path: PathBuf,
         differences: Vec<SettingDifference>,
     },
-    /// A new run asks for the first player's search values without a first player.
-    #[error("--player-values true needs --first-player: only a first player's games keep a player's search values")]
-    PlayerValuesWithoutPlayer,
-    /// A new run asks for player values where no network learns from them.
-    #[error("--player-values true is for a network's value targets; --model evaluation fits the games' results alone")]
-    PlayerValuesWithoutNetwork,
+    /// A new run sets (the option named) how the first player's games are played or
+    /// learnt from, without a first player.
+    #[error("{0} needs --first-player: it is a setting of the first player's games or of the training on them")]
+    WithoutFirstPlayer(&'static str),
+    /// A new run sets (the option named) how a network trains where no network learns.
+    #[error("{0} is a setting of a network's training; --model evaluation fits its evaluations to the games' results")]
+    WithoutNetwork(&'static str),
     /// Settings that could not be encoded (TOML or JSON).
     #[error("cannot encode the run's settings: {0}")]
     Encode(String),

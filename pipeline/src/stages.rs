@@ -214,7 +214,7 @@ pub fn self_play_seed(run_seed: u64, generation: u32) -> u64 {
 /// the best evaluation, or the first player's while nothing is promoted.
 pub fn plan_selfplay(ctx: &RunContext, generation: u32) -> Result<Manifest, PipelineError> {
     let best = best_after(ctx.store, generation)?;
-    let games_per_shard = ctx.config.games_per_shard();
+    let games_per_shard = ctx.config.games_per_shard(generation);
     let first_player = ctx.config.first_player.clone();
     let player = match ctx.config.model {
         ModelKind::Network => (generation == 0).then_some(first_player).flatten(),
@@ -414,6 +414,16 @@ fn holds_the_first_players_games(config: &RunConfig, window: &TrainingWindow) ->
     config.first_player.is_some() && window.data.iter().any(|source| source.generation == 0)
 }
 
+/// The training preset of the network trained on `window`: the run's
+/// [`RunConfig::first_train`] when it trains from generation 0 (the untrained network) on
+/// the first player's games, else the run's own.
+fn training_preset<'a>(config: &'a RunConfig, window: &TrainingWindow) -> &'a str {
+    match &config.first_train {
+        Some(first) if window.parent == 0 && holds_the_first_players_games(config, window) => first,
+        _ => &config.train,
+    }
+}
+
 /// Makes the candidate of `generation` from the objects of its [`TrainingWindow`]
 /// (`train/gen-NNNN/window.json`) and stores it, with what making it cost: a network
 /// trained from the best before it, or an evaluation fitted afresh. `false` when the
@@ -449,8 +459,9 @@ fn train_network(
     work: &Path,
     progress: &dyn Progress,
 ) -> Result<(), PipelineError> {
-    let mut config = TrainConfig::preset(&ctx.config.train)
-        .ok_or_else(|| PipelineError::UnknownTrainPreset(ctx.config.train.clone()))?;
+    let preset = training_preset(&ctx.config, window);
+    let mut config = TrainConfig::preset(preset)
+        .ok_or_else(|| PipelineError::UnknownTrainPreset(preset.to_string()))?;
     if holds_the_first_players_games(&ctx.config, window) {
         config.fix_window(usize::MAX);
     }
@@ -951,6 +962,58 @@ mod tests {
             .into_iter()
             .map(|(generation, parent)| window_length(&config, generation, parent))
             .collect()
+    }
+
+    #[test]
+    fn the_first_training_preset_trains_from_generation_zero_on_the_first_players_games() {
+        let window = |generation, parent, sources: &[u32]| TrainingWindow {
+            generation,
+            parent,
+            data: sources
+                .iter()
+                .map(|&generation| WindowGeneration {
+                    generation,
+                    game_ids: (0, 1),
+                    objects: Vec::new(),
+                })
+                .collect(),
+        };
+        let config = RunConfig {
+            first_player: Some("alphabeta:depth=2".to_string()),
+            first_train: Some("imitate".to_string()),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Demo, 0, Some(4))
+        };
+        // Generation 1, and generation 2 after generation 1 was held back.
+        assert_eq!(training_preset(&config, &window(1, 0, &[0])), "imitate");
+        assert_eq!(training_preset(&config, &window(2, 0, &[0, 1])), "imitate");
+        // From a trained network, or on a window without the player's games: the run's.
+        assert_eq!(training_preset(&config, &window(2, 1, &[0, 1])), "demo");
+        assert_eq!(
+            training_preset(&config, &window(6, 0, &[2, 3, 4, 5])),
+            "demo"
+        );
+        let without_player = RunConfig {
+            first_player: None,
+            ..config.clone()
+        };
+        assert_eq!(
+            training_preset(&without_player, &window(1, 0, &[0])),
+            "demo"
+        );
+        // Generation 0's games are the first player's count; the later ones the run's.
+        let games = RunConfig {
+            first_player_games: Some(15_000),
+            selfplay_shards: 4,
+            ..config
+        };
+        assert_eq!(
+            (games.selfplay_games_of(0), games.games_per_shard(0)),
+            (15_000, 3_750)
+        );
+        assert_eq!(
+            (games.selfplay_games_of(1), games.games_per_shard(1)),
+            (1_000, 250)
+        );
     }
 
     #[test]

@@ -98,6 +98,20 @@ fn counted(n: u32, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
+/// `; generation 0's 15000 games by PLAYER, the first network trained with the imitate
+/// preset` for a network run with a first player, else nothing.
+fn first_players_games(config: &RunConfig) -> String {
+    let Some(player) = &config.first_player else {
+        return String::new();
+    };
+    let training = config.first_train.as_deref().unwrap_or(&config.train);
+    format!(
+        "; generation 0's {} games by {player}, the first network trained with the {training} preset{}",
+        config.selfplay_games_of(0),
+        if config.player_values { " on the player's search values too" } else { "" }
+    )
+}
+
 /// Writes `path` (the run's `summary.md`): the settings, each generation's arena against
 /// the best so far, its Elo against generation 0 and on the run's scale, where the run
 /// ended (the best generation against generation 0 and each baseline), and the compute each
@@ -114,11 +128,12 @@ pub fn write_summary(path: &Path, report: &RunReport) -> Result<(), PipelineErro
     };
     let learner = match config.model {
         ModelKind::Network => format!(
-            "{} preset network, {} self-play games per generation ({} / {} simulations), arenas of {} paired games at {} simulations",
+            "{} preset network, {} self-play games per generation ({} / {} simulations){}, arenas of {} paired games at {} simulations",
             config.network,
             config.selfplay_games,
             config.search.simulations,
             config.search.cheap_simulations,
+            first_players_games(config),
             2 * config.arena_pairs,
             config.arena_simulations
         ),

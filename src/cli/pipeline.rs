@@ -116,6 +116,20 @@ pub struct PipelineArgs {
     /// --first-player.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     player_values: bool,
+    /// Generation 0's games by --first-player (default: the preset's self-play games per
+    /// generation): a player's games cost little beside a network's, and a first network
+    /// imitating a strong player learns from as many as there is time for. Needs
+    /// --first-player. [range: 1 to 1000000000]
+    #[arg(long, value_parser = whole::<u64>(1, ninjazero_selfplay::MAX_GAMES))]
+    first_player_games: Option<u64>,
+    /// The training preset of the first network, trained on --first-player's games
+    /// (default: the preset's), e.g. imitate: every position, 32,000 steps of 256, the
+    /// player's search values ¾ of the value target (with --player-values true). The
+    /// README's imitating network, as a run: --preset demo --first-player
+    /// alphabeta:EVAL.eval.json:depth=2 --first-player-games 15000 --first-train imitate
+    /// --player-values true. Needs --first-player.
+    #[arg(long, value_parser = parse_train_preset)]
+    first_train: Option<String>,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, MAX_ARENA_SHARDS.into()), default_value_t = 1)]
     arena_shards: u32,
@@ -155,6 +169,10 @@ pub struct SlurmArgs {
     /// Seconds between looks at the queue and the store. [range: 1 to 3600]
     #[arg(long, value_parser = whole::<u64>(1, 3600), default_value_t = 5)]
     poll_seconds: u64,
+}
+
+fn parse_train_preset(text: &str) -> Result<String, String> {
+    ninjazero_pipeline::known_train_preset(text).map(str::to_string)
 }
 
 /// `matches`: the command line's, which tell the options given from clap's defaults.
@@ -255,6 +273,8 @@ fn load_or_create_config(
         arena_shards: args.arena_shards,
         first_player: args.first_player.as_ref().map(ToString::to_string),
         player_values: args.player_values,
+        first_player_games: args.first_player_games,
+        first_train: args.first_train.clone(),
         hours: args.hours,
         ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
     };
@@ -361,7 +381,7 @@ mod tests {
     }
 
     #[test]
-    fn player_values_need_a_first_player_and_are_a_setting_of_the_run() {
+    fn the_first_players_settings_need_a_first_player_and_are_settings_of_the_run() {
         let tmp = ninjazero_testkit::temp_dir();
         let run = ninjazero_testkit::text(tmp.path());
         let load = |extra: &[&str]| {
@@ -370,11 +390,34 @@ mod tests {
             load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
                 .map_err(|e| format!("{e:#}"))
         };
-        let refused = load(&["--player-values", "true"]).unwrap_err();
-        assert!(refused.contains("needs --first-player"), "{refused}");
+        for (option, value) in [
+            ("--player-values", "true"),
+            ("--first-player-games", "15000"),
+            ("--first-train", "imitate"),
+        ] {
+            let refused = load(&[option, value]).unwrap_err();
+            assert!(refused.contains(option), "{refused}");
+            assert!(refused.contains("needs --first-player"), "{refused}");
+        }
+        let evaluation = ["--model", "evaluation", "--first-train", "imitate"];
+        let refused = load(&evaluation).unwrap_err();
+        assert!(
+            refused.contains("--first-train is a setting of a network's training"),
+            "{refused}"
+        );
         assert!(
             RunConfig::load_from(&Store::open(run).unwrap()).is_err(),
             "nothing stored"
+        );
+        let unknown = Cli::command()
+            .try_get_matches_from(["ninjazero", "pipeline", "--run", run, "--first-train", "x"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unknown.contains(
+                "unknown training preset 'x' (expected one of demo, cpu, gpu, imitate, smoke)"
+            ),
+            "{unknown}"
         );
 
         let player = [
@@ -382,9 +425,25 @@ mod tests {
             "alphabeta:depth=1",
             "--player-values",
             "true",
+            "--first-player-games",
+            "30",
+            "--first-train",
+            "imitate",
         ];
         let created = load(&player).unwrap();
         assert!(created.player_values);
+        assert_eq!(created.first_player_games, Some(30));
+        assert_eq!(created.first_train.as_deref(), Some("imitate"));
+        let refused = load(&["--first-player-games", "31"]).unwrap_err();
+        assert!(
+            refused.contains("--first-player-games 30 → 31"),
+            "{refused}"
+        );
+        let refused = load(&["--first-train", "demo"]).unwrap_err();
+        assert!(
+            refused.contains("--first-train imitate → demo"),
+            "{refused}"
+        );
         // Kept when left out, refused when changed; the stored first player suffices.
         assert_eq!(load(&[]).unwrap(), created);
         assert_eq!(load(&["--player-values", "true"]).unwrap(), created);

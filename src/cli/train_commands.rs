@@ -21,7 +21,10 @@ use tch::Device;
 fn parse_preset(text: &str) -> Result<String, String> {
     TrainConfig::preset(text)
         .map(|_| text.to_string())
-        .ok_or_else(|| format!("unknown training preset '{text}' (expected demo, cpu or gpu)"))
+        .ok_or_else(|| {
+            let known = TrainConfig::PRESETS.join(", ");
+            format!("unknown training preset '{text}' (expected one of {known})")
+        })
 }
 
 fn parse_optimizer(text: &str) -> Result<OptimizerKind, String> {
@@ -49,7 +52,9 @@ pub struct TrainArgs {
     /// settings are refused: use another work directory for them).
     #[arg(long)]
     work: PathBuf,
-    /// Training preset: demo, cpu or gpu (default: gpu on a CUDA device, else cpu).
+    /// Training preset: demo, cpu, gpu, imitate (a first network learning from a
+    /// player's games: every position, 32,000 steps of 256, its search values ¾ of the
+    /// value target) or smoke (default: gpu on a CUDA device, else cpu).
     #[arg(long, value_parser = parse_preset)]
     preset: Option<String>,
     /// Total optimizer steps of the job. [range: 1 to 1000000000]

@@ -106,6 +106,10 @@ fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
 /// The most plies ahead a material target may look.
 pub const MAX_MATERIAL_PLIES: u32 = 1_000;
 
+/// The `imitate` preset's window: every position of a player's games (15,000 games of
+/// Asylum Chess hold 1.5 million).
+const IMITATION_WINDOW: usize = 10_000_000;
+
 /// The window grows as `WINDOW_SCALE * total_positions^WINDOW_EXPONENT` (KataGo's shape),
 /// clamped to `[min_window, max_window]`: 100k positions seen give a window of 22k, 1M
 /// give 126k, 10M give 711k.
@@ -115,7 +119,8 @@ pub const WINDOW_EXPONENT: f64 = 0.75;
 impl TrainConfig {
     /// Named configurations: `demo` (tiny and fast on a CPU: tests and the README demo,
     /// whose ablation chose its value target mix of 0.5),
-    /// `cpu` (a CPU machine, the `cpu` network), `gpu` (a GPU machine, the `gpu` network)
+    /// `cpu` (a CPU machine, the `cpu` network), `gpu` (a GPU machine, the `gpu` network),
+    /// `imitate` (the `demo` network learning from a player's games, 32,000 steps of 256)
     /// and `smoke` (seconds, for checking the machinery).
     pub fn preset(name: &str) -> Option<TrainConfig> {
         match name {
@@ -176,6 +181,20 @@ impl TrainConfig {
                 material_plies: 0,
                 player_values: false,
             }),
+            // A first network imitating a strong player's many games (README: "A network
+            // that imitates the learnt evaluation"): every position, many passes, and the
+            // player's search values three quarters of the value target.
+            "imitate" => Some(TrainConfig {
+                steps: 32_000,
+                batch_size: 256,
+                learning_rate: 3e-3,
+                checkpoint_every: 1_000,
+                min_window: IMITATION_WINDOW,
+                max_window: IMITATION_WINDOW,
+                value_target_mix: 0.75,
+                player_values: true,
+                ..TrainConfig::preset("demo")?
+            }),
             // Seconds: checks the machinery (tests, a cluster's set-up), learns nothing.
             "smoke" => Some(TrainConfig {
                 steps: 20,
@@ -189,7 +208,7 @@ impl TrainConfig {
     }
 
     /// The preset names, in order.
-    pub const PRESETS: [&'static str; 4] = ["demo", "cpu", "gpu", "smoke"];
+    pub const PRESETS: [&'static str; 5] = ["demo", "cpu", "gpu", "imitate", "smoke"];
 
     /// The learning rate of step `step` (0-based): warm-up, then the schedule.
     pub fn learning_rate_at(&self, step: u64) -> f64 {
