@@ -8,7 +8,7 @@
 use crate::cost::{stored_costs, Cost};
 use crate::layout::{
     arena_cost_prefix, arena_shard_key, model_key, promotion_key, report_key, selfplay_cost_prefix,
-    COST_PREFIX,
+    train_cost_prefix, COST_PREFIX,
 };
 use crate::stages::{
     arena_worker, best_after, generation_cost_prefixes, initial_model, promote, report,
@@ -255,7 +255,9 @@ impl std::fmt::Display for BudgetCheck {
 
 /// Whether the run's next generation is expected to end within [`RunConfig::hours`]: the
 /// wall time of every job stored so far, plus the last generation's (the next one plays as
-/// many games with a network of the same size), plus the baselines' arenas, at most the
+/// many games with a network of the same size; a first player's `first_player_games` count
+/// as the run's games per generation, a first training with `first_train` as the run's
+/// preset by its steps × batch), plus the baselines' arenas, at most the
 /// budget. A baseline arena's games search with the network on one side only, so each is
 /// expected to take half as long as the last generation's arenas on average (the final
 /// best against generation 0 is the arena its own generation played). Wall times are the jobs'
@@ -277,18 +279,26 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
     for arena in &arenas {
         arena_hours += hours(stored_costs(ctx.store, &arena_cost_prefix(&arena.name()))?);
     }
+    // The next generation plays the run's games per generation, where a first player's
+    // generation 0 may have played more (`first_player_games`).
+    let stored_games = hours(stored_costs(
+        ctx.store,
+        &selfplay_cost_prefix(generation - 1),
+    )?);
+    let same_games = stored_games * ctx.config.selfplay_games as f64
+        / ctx.config.selfplay_games_of(generation - 1) as f64;
+    next += same_games - stored_games;
     if best_after(ctx.store, generation - 1)? == 0 && best_after(ctx.store, generation)? > 0 {
         // The games behind this generation were a first player's or the model-free
-        // search's, far cheaper than the self-play with the trained model the next one plays.
+        // search's, far cheaper than the self-play with the trained model the next one plays,
+        // which trains from that model with the run's own preset.
         match ctx.config.model {
             crate::ModelKind::Network => {
-                let stored = hours(stored_costs(
-                    ctx.store,
-                    &selfplay_cost_prefix(generation - 1),
-                )?);
                 let arena_games = arenas.len() * 2 * ctx.config.arena_pairs;
                 let network = network_selfplay_hours(&ctx.config, arena_games, arena_hours);
-                next += network.max(stored) - stored;
+                next += network.max(same_games) - same_games;
+                let trained = hours(stored_costs(ctx.store, &train_cost_prefix(generation))?);
+                next -= trained * (1.0 - run_training_share(&ctx.config, generation));
             }
             crate::ModelKind::Evaluation => next *= EVALUATION_FIRST_STEP,
         }
@@ -316,6 +326,25 @@ pub fn next_generation_fits(ctx: &RunContext) -> Result<BudgetCheck, PipelineErr
 /// learnt evaluations instead of one against the first player. Measured 2.4 (chess) to
 /// 3.9 (Asylum Chess) on the `cpu` preset's runs, seeds 0 and 1; the largest, rounded up.
 const EVALUATION_FIRST_STEP: f64 = 4.0;
+
+/// The next training's samples (steps × batch) over generation `generation`'s, which
+/// trained from generation 0: less than 1 when that training took the first player's games
+/// with [`crate::RunConfig::first_train`] (in the window of generations 1 to
+/// `window_generations`), and the next one, from a trained network, the run's own preset.
+fn run_training_share(config: &crate::RunConfig, generation: u32) -> f64 {
+    let samples = |preset: &str| {
+        ninjazero_train::TrainConfig::preset(preset)
+            .map(|train| train.steps as f64 * train.batch_size as f64)
+    };
+    let first_training = config
+        .first_train
+        .as_deref()
+        .filter(|_| config.first_player.is_some() && generation <= config.window_generations);
+    match (first_training.and_then(samples), samples(&config.train)) {
+        (Some(first), Some(own)) => own / first,
+        _ => 1.0,
+    }
+}
 
 /// Wall hours of a generation's self-play with a network, from arenas of `games` games
 /// between networks that took `hours`: an arena game's time per simulation per move, times
@@ -691,6 +720,21 @@ mod tests {
         promoted: bool,
         model: ModelKind,
     ) -> BudgetCheck {
+        let config = RunConfig {
+            model,
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
+        };
+        check_run_after(config, selfplay, train, arena, promoted)
+    }
+
+    /// [`check_after`] for a run of `config`'s first player and trainings.
+    fn check_run_after(
+        config: RunConfig,
+        selfplay: f64,
+        train: f64,
+        arena: f64,
+        promoted: bool,
+    ) -> BudgetCheck {
         let tmp = ninjazero_testkit::temp_dir();
         let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
         let mut config = RunConfig {
@@ -698,8 +742,7 @@ mod tests {
             selfplay_games: 100,
             arena_simulations: 64,
             arena_pairs: 4,
-            model,
-            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
+            ..config
         };
         config.search.simulations = 32;
         config.search.cheap_simulations = 8;
@@ -761,6 +804,27 @@ mod tests {
         assert!((check.next_hours - expected).abs() < 1e-9, "{check}");
         // Not promoted: the next games are again the model-free search's, as cheap.
         let check = check_after(60.0, 390.0, 100.0, false);
+        assert!((check.next_hours - 550.0 / 3600.0).abs() < 1e-9, "{check}");
+    }
+
+    #[test]
+    fn a_first_players_many_games_and_long_first_training_are_not_expected_again() {
+        // 1,000 player games took 600 s (60 s per 100); the first training, the smoke
+        // preset's 20 steps of 32 instead of the demo's 1,500 of 64, 390 s: the next
+        // training is expected to take 390 x 640 / 96,000 = 2.6 s.
+        let config = RunConfig {
+            first_player: Some("alphabeta:depth=1".to_string()),
+            first_player_games: Some(1_000),
+            first_train: Some("demo".to_string()),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, Some(1))
+        };
+        let check = check_run_after(config.clone(), 600.0, 390.0, 100.0, true);
+        let expected = (273.4375 + 2.6 + 100.0) / 3600.0;
+        assert!((check.next_hours - expected).abs() < 1e-9, "{check}");
+        // Not promoted: the next generation trains from generation 0 again (on the first
+        // player's games, with the first training's preset) after the run's 100 games of
+        // the model-free search, taken to cost as many of the player's.
+        let check = check_run_after(config, 600.0, 390.0, 100.0, false);
         assert!((check.next_hours - 550.0 / 3600.0).abs() < 1e-9, "{check}");
     }
 
