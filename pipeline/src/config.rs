@@ -388,7 +388,8 @@ impl RunConfig {
             )?;
         }
         if let Some(preset) = &self.first_train {
-            known_train_preset(preset).map_err(|reason| format!("first_train: {reason}"))?;
+            ninjazero_train::TrainConfig::preset_named(preset)
+                .map_err(|reason| format!("first_train: {reason}"))?;
         }
         if let Some(h) = self.hours {
             if !(h > 0.0 && h <= MAX_HOURS) {
@@ -400,17 +401,6 @@ impl RunConfig {
         self.search
             .validate()
             .map_err(|reason| format!("[search] {reason}"))
-    }
-}
-
-/// `preset` if it names a training preset, else what the known ones are.
-pub fn known_train_preset(preset: &str) -> Result<&str, String> {
-    match ninjazero_train::TrainConfig::preset(preset) {
-        Some(_) => Ok(preset),
-        None => Err(format!(
-            "unknown training preset '{preset}' (expected one of {})",
-            ninjazero_train::TrainConfig::PRESETS.join(", ")
-        )),
     }
 }
 

@@ -25,9 +25,9 @@ pub mod summary;
 pub mod worker;
 
 pub use config::{
-    known_train_preset, load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting,
-    SettingDifference, UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_ARENA_SHARDS,
-    MAX_GENERATIONS, MAX_HOURS, MAX_SELFPLAY_SHARDS,
+    load_or_create, ModelKind, PipelinePreset, Reach, RunConfig, Setting, SettingDifference,
+    UnknownPreset, COUNTING_DEPTH, EVALUATION_DEPTH, MAX_ARENA_SHARDS, MAX_GENERATIONS, MAX_HOURS,
+    MAX_SELFPLAY_SHARDS,
 };
 pub use layout::generation_name;
 pub use scheduler::{

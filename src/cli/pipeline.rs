@@ -128,7 +128,7 @@ pub struct PipelineArgs {
     /// README's imitating network, as a run: --preset demo --first-player
     /// alphabeta:EVAL.eval.json:depth=2 --first-player-games 15000 --first-train imitate
     /// --player-values true. Needs --first-player.
-    #[arg(long, value_parser = parse_train_preset)]
+    #[arg(long, value_parser = super::train_commands::parse_preset)]
     first_train: Option<String>,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, MAX_ARENA_SHARDS.into()), default_value_t = 1)]
@@ -169,10 +169,6 @@ pub struct SlurmArgs {
     /// Seconds between looks at the queue and the store. [range: 1 to 3600]
     #[arg(long, value_parser = whole::<u64>(1, 3600), default_value_t = 5)]
     poll_seconds: u64,
-}
-
-fn parse_train_preset(text: &str) -> Result<String, String> {
-    ninjazero_pipeline::known_train_preset(text).map(str::to_string)
 }
 
 /// `matches`: the command line's, which tell the options given from clap's defaults.

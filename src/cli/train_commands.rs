@@ -18,13 +18,9 @@ use std::process::Command;
 use std::time::Duration;
 use tch::Device;
 
-fn parse_preset(text: &str) -> Result<String, String> {
-    TrainConfig::preset(text)
-        .map(|_| text.to_string())
-        .ok_or_else(|| {
-            let known = TrainConfig::PRESETS.join(", ");
-            format!("unknown training preset '{text}' (expected one of {known})")
-        })
+/// A training preset's name, checked (`train --preset`, `pipeline --first-train`).
+pub(crate) fn parse_preset(text: &str) -> Result<String, String> {
+    TrainConfig::preset_named(text).map(|_| text.to_string())
 }
 
 fn parse_optimizer(text: &str) -> Result<OptimizerKind, String> {

@@ -207,6 +207,14 @@ impl TrainConfig {
         }
     }
 
+    /// The preset `name`, or an error naming the known ones.
+    pub fn preset_named(name: &str) -> Result<TrainConfig, String> {
+        TrainConfig::preset(name).ok_or_else(|| {
+            let known = TrainConfig::PRESETS.join(", ");
+            format!("unknown training preset '{name}' (expected one of {known})")
+        })
+    }
+
     /// The preset names, in order.
     pub const PRESETS: [&'static str; 5] = ["demo", "cpu", "gpu", "imitate", "smoke"];
 
