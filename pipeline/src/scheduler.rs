@@ -809,9 +809,9 @@ mod tests {
 
     #[test]
     fn a_first_players_many_games_and_long_first_training_are_not_expected_again() {
-        // 1,000 player games took 600 s (60 s per 100); the first training, the smoke
-        // preset's 20 steps of 32 instead of the demo's 1,500 of 64, 390 s: the next
-        // training is expected to take 390 x 640 / 96,000 = 2.6 s.
+        // 1,000 player games took 600 s (60 s per 100), the first training (the demo
+        // preset's 1,500 steps of 64) 390 s: the next one, the run's smoke preset's 20
+        // steps of 32, is expected to take 390 x 640 / 96,000 = 2.6 s.
         let config = RunConfig {
             first_player: Some("alphabeta:depth=1".to_string()),
             first_player_games: Some(1_000),

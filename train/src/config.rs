@@ -120,7 +120,8 @@ impl TrainConfig {
     /// Named configurations: `demo` (tiny and fast on a CPU: tests and the README demo,
     /// whose ablation chose its value target mix of 0.5),
     /// `cpu` (a CPU machine, the `cpu` network), `gpu` (a GPU machine, the `gpu` network),
-    /// `imitate` (the `demo` network learning from a player's games, 32,000 steps of 256)
+    /// `imitate` (a first network learning from a player's many games: all of them,
+    /// 32,000 steps of 256)
     /// and `smoke` (seconds, for checking the machinery).
     pub fn preset(name: &str) -> Option<TrainConfig> {
         match name {
