@@ -517,7 +517,10 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
         "true",
     ]);
     assert!(!ok);
-    assert!(out.contains("fits the games' results alone"), "{out}");
+    assert!(
+        out.contains("--player-values true is a setting of a network's training"),
+        "{out}"
+    );
     assert!(!other.join("run.toml").exists());
 }
 
