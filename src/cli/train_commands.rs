@@ -199,8 +199,9 @@ pub struct BenchTrainArgs {
     /// Variant whose board the networks cover.
     #[arg(long, value_parser = parse_variant, default_value = "insane-ninja")]
     variant: Variant,
-    /// Training presets to measure (comma-separated: demo, cpu, gpu), each with its
-    /// network (tiny, cpu, gpu) and batch size. Default: demo,cpu (and gpu on CUDA).
+    /// Training presets to measure (comma-separated: demo, cpu, gpu, imitate), each with
+    /// its network (tiny, cpu, gpu; imitate tiny) and batch size. Default: demo,cpu (and
+    /// gpu on CUDA).
     #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
     presets: Vec<String>,
     /// Override the presets' optimizer (sgd or adamw).
@@ -226,7 +227,7 @@ pub struct BenchTrainArgs {
 /// The network preset a training preset is meant for.
 fn network_of(preset: &str) -> Preset {
     match preset {
-        "demo" => Preset::Tiny,
+        "demo" | "imitate" => Preset::Tiny,
         "gpu" => Preset::Gpu,
         _ => Preset::Cpu,
     }
