@@ -579,14 +579,29 @@ pub fn differences(
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_edited_run_toml_with_a_number_out_of_range_is_refused_by_name() {
+    /// Stores `config` as `run.toml`, then each edit of it (a line replaced): refused where it
+    /// is read, with the message naming the setting; then the unedited file again.
+    fn assert_edits_refused(config: &RunConfig, edits: &[(&str, &str, &str)]) {
         let tmp = ninjazero_testkit::temp_dir();
         let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
-        let config = RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None);
         config.save_to(&store).unwrap();
         let text = String::from_utf8(store.get(CONFIG_KEY).unwrap()).unwrap();
-        for (line, edited, named) in [
+        for (line, edited, named) in edits {
+            assert!(text.contains(line), "{line} not in {text}");
+            store
+                .put(CONFIG_KEY, text.replace(line, edited).into_bytes())
+                .unwrap();
+            let refused = RunConfig::load_from(&store).unwrap_err().to_string();
+            assert!(refused.contains(named), "{edited}: {refused}");
+        }
+        store.put(CONFIG_KEY, text.into_bytes()).unwrap();
+        assert_eq!(&RunConfig::load_from(&store).unwrap(), config);
+    }
+
+    #[test]
+    fn an_edited_run_toml_with_a_number_out_of_range_is_refused_by_name() {
+        let config = RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None);
+        let edits = [
             (
                 "generations = 2",
                 "generations = 0",
@@ -617,32 +632,19 @@ mod tests {
                 "arena_pairs = 0",
                 "arena_pairs must be 1",
             ),
-        ] {
-            assert!(text.contains(line), "{line} not in {text}");
-            store
-                .put(CONFIG_KEY, text.replace(line, edited).into_bytes())
-                .unwrap();
-            let refused = RunConfig::load_from(&store).unwrap_err().to_string();
-            assert!(refused.contains(named), "{edited}: {refused}");
-        }
-        store.put(CONFIG_KEY, text.into_bytes()).unwrap();
-        assert_eq!(RunConfig::load_from(&store).unwrap(), config);
+        ];
+        assert_edits_refused(&config, &edits);
     }
 
     #[test]
     fn an_edited_first_players_setting_is_refused_by_name() {
-        let tmp = ninjazero_testkit::temp_dir();
-        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
         let config = RunConfig {
             first_player: Some("alphabeta:depth=2".to_string()),
             first_player_games: Some(15_000),
             first_train: Some("imitate".to_string()),
             ..RunConfig::new(Variant::Chess, PipelinePreset::Demo, 0, None)
         };
-        config.save_to(&store).unwrap();
-        assert_eq!(RunConfig::load_from(&store).unwrap(), config);
-        let text = String::from_utf8(store.get(CONFIG_KEY).unwrap()).unwrap();
-        for (line, edited, named) in [
+        let edits = [
             (
                 "first_player_games = 15000",
                 "first_player_games = 0",
@@ -653,14 +655,8 @@ mod tests {
                 "first_train = \"huge\"",
                 "first_train: unknown training preset 'huge'",
             ),
-        ] {
-            assert!(text.contains(line), "{line} not in {text}");
-            store
-                .put(CONFIG_KEY, text.replace(line, edited).into_bytes())
-                .unwrap();
-            let refused = RunConfig::load_from(&store).unwrap_err().to_string();
-            assert!(refused.contains(named), "{edited}: {refused}");
-        }
+        ];
+        assert_edits_refused(&config, &edits);
     }
 
     #[test]
