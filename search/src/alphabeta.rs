@@ -18,10 +18,16 @@
 //!
 //! Or the network picks the move ([`NetworkRole::Picks`]): the search evaluates with
 //! material plus mobility as without a network, proves which root moves score at most a
-//! margin below its best (one extra null-window search per root move), and of those plays
+//! margin below its best (a search with a window of the margin per root move), and of those plays
 //! the one the network's policy prefers. The search keeps its tactics and its speed (one
 //! network call per move); the network only judges between moves the search finds about
 //! as good.
+//!
+//! Either way the engine may also propose a soft policy over the root moves
+//! ([`AlphaBeta::with_soft_policy`]): the same margin searches give every root move within
+//! a few temperatures of the best its exact score, and the policy weighs them by
+//! exp(−(best − score) / temperature). A network that imitates the engine then learns its
+//! ranking of the good moves, not only its choice.
 //!
 //! Or a learnt piece-square evaluation replaces material plus mobility
 //! ([`AlphaBetaConfig::learnt`]): weights fitted to self-play games' results, evaluated at
@@ -218,6 +224,9 @@ pub struct AlphaBetaInfo {
     pub elapsed: Duration,
     /// The expected line, from the transposition table.
     pub pv: Vec<Move>,
+    /// With a soft policy ([`AlphaBeta::with_soft_policy`]), the root moves near the best
+    /// with their weights (summing to 1, the best first); empty without.
+    pub policy: Vec<(Move, f32)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -317,13 +326,26 @@ impl RootPicker {
     }
 }
 
-/// One completed iteration at the root: the best move and its score, and a proven lower
-/// bound on the score of every root move that may be within a picker's margin of it.
+/// One completed iteration at the root: the best move and its score, and with a root
+/// margin ([`AlphaBeta::root_margin_cp`]) the exact score of every root move found within
+/// the margin below the best so far when it was searched (the best's included; those now
+/// further below are filtered where used).
 struct RootIteration {
     best: Move,
     score: i32,
-    lower_bounds: Vec<(Move, i32)>,
+    near_best: Vec<(Move, i32)>,
 }
+
+/// How far below the best a soft policy reaches, in temperatures: a move further below
+/// would get less than e^-4 (under 2 %) of the best's weight.
+const SOFT_POLICY_SPAN: f32 = 4.0;
+
+/// The smallest temperature of a soft policy, in Pawns: one centipawn, the scores' unit.
+pub const MIN_SOFT_TEMPERATURE: f32 = 0.01;
+
+/// The largest temperature of a soft policy, in Pawns: its span stays far from mate
+/// scores.
+pub const MAX_SOFT_TEMPERATURE: f32 = 5.0;
 
 /// The engine: its settings and the tables it keeps between searches (reset each search).
 pub struct AlphaBeta {
@@ -332,6 +354,8 @@ pub struct AlphaBeta {
     network: Option<NetworkLeaves>,
     /// Chooses the move with a network among those about as good as the best.
     picker: Option<RootPicker>,
+    /// The temperature of the soft policy it reports, in Pawns (none without).
+    soft_temperature: Option<f32>,
     /// The piece values, in centipawns.
     material: MaterialTable,
     mobility_cp: f32,
@@ -389,6 +413,7 @@ impl AlphaBeta {
             config,
             network: None,
             picker: None,
+            soft_temperature: None,
             tt: Vec::new(),
             generation: 0,
             killers: [[None; 2]; MAX_PLY],
@@ -434,8 +459,61 @@ impl AlphaBeta {
         engine
     }
 
+    /// The engine that also reports a soft policy over the root moves
+    /// ([`AlphaBetaInfo::policy`]): every root move within 4 × `temperature` Pawns of the
+    /// best, weighted by exp(−(best − score) / `temperature`), from one margin search per
+    /// root move. The move it plays is the same. `temperature` is clamped to
+    /// [`MIN_SOFT_TEMPERATURE`]..=[`MAX_SOFT_TEMPERATURE`] (NaN to the least; specs refuse
+    /// what lies outside).
+    pub fn with_soft_policy(mut self, temperature: f32) -> AlphaBeta {
+        let temperature = if temperature.is_nan() {
+            MIN_SOFT_TEMPERATURE
+        } else {
+            temperature.clamp(MIN_SOFT_TEMPERATURE, MAX_SOFT_TEMPERATURE)
+        };
+        self.soft_temperature = Some(temperature);
+        self
+    }
+
+    /// The soft policy's temperature in Pawns, if it reports one.
+    pub fn soft_temperature(&self) -> Option<f32> {
+        self.soft_temperature
+    }
+
     pub fn config(&self) -> &AlphaBetaConfig {
         &self.config
+    }
+
+    /// How far below the best the root's margin searches reach, in centipawns: a picker's
+    /// margin or a soft policy's span, the wider of the two; none without either.
+    fn root_margin_cp(&self) -> Option<i32> {
+        let picker = self.picker.as_ref().map(|p| p.margin_cp);
+        let soft = self
+            .soft_temperature
+            .map(|t| (SOFT_POLICY_SPAN * t * 100.0).ceil() as i32);
+        picker.max(soft)
+    }
+
+    /// The soft policy of an iteration: the moves within its span of the best, weights
+    /// summing to 1, the best first (empty without a soft policy).
+    fn soft_policy(&self, iteration: &RootIteration) -> Vec<(Move, f32)> {
+        let Some(temperature) = self.soft_temperature.map(|t| t * 100.0) else {
+            return Vec::new();
+        };
+        let mut weights: Vec<(Move, f32)> = iteration
+            .near_best
+            .iter()
+            .map(|&(m, score)| (m, (iteration.score - score) as f32))
+            .filter(|&(_, below)| below <= SOFT_POLICY_SPAN * temperature)
+            .map(|(m, below)| (m, (-below / temperature).exp()))
+            .collect();
+        // The best is among them with weight 1, so the total is at least 1.
+        let total: f32 = weights.iter().map(|&(_, w)| w).sum();
+        for (_, w) in &mut weights {
+            *w /= total;
+        }
+        weights.sort_by(|a, b| b.1.total_cmp(&a.1));
+        weights
     }
 
     /// What the engine's network does, if it has one.
@@ -500,16 +578,20 @@ impl AlphaBeta {
         let mut best = root_moves[0];
         let mut score = 0;
         let mut chosen = (best, score);
+        let mut policy = Vec::new();
         let mut depth_done = 0;
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let mut searching = Searching { engine: self, stop };
-        let info = |engine: &AlphaBeta, (best, score), depth_done: u32| AlphaBetaInfo {
-            best,
-            score,
-            depth: depth_done,
-            nodes: engine.nodes,
-            elapsed: started.elapsed(),
-            pv: engine.principal_variation(&root, best, depth_done as usize),
+        let info = |engine: &AlphaBeta, (best, score), depth_done: u32, policy: &[(Move, f32)]| {
+            AlphaBetaInfo {
+                best,
+                score,
+                depth: depth_done,
+                nodes: engine.nodes,
+                elapsed: started.elapsed(),
+                pv: engine.principal_variation(&root, best, depth_done as usize),
+                policy: policy.to_vec(),
+            }
         };
         for depth in 1..=max_depth {
             searching.may_abort = depth > 1;
@@ -520,8 +602,9 @@ impl AlphaBeta {
             best = iteration.best;
             score = iteration.score;
             chosen = searching.choose(&iteration, &root_moves);
+            policy = searching.soft_policy(&iteration);
             depth_done = depth;
-            report(&info(&searching, chosen, depth_done));
+            report(&info(&searching, chosen, depth_done, &policy));
             if score.abs() > MATE_BOUND {
                 break; // the shortest mate within this depth is found
             }
@@ -532,14 +615,14 @@ impl AlphaBeta {
                 break;
             }
         }
-        let result = info(&searching, chosen, depth_done);
+        let result = info(&searching, chosen, depth_done, &policy);
         if searching.aborted {
             report(&result);
         }
         result
     }
 
-    /// The move to play after `iteration` and its score (a proven lower bound): the search's
+    /// The move to play after `iteration` and its score: the search's
     /// best, or with a picker the move its network prefers among those within the margin
     /// (`root_moves` in the order of its priors). A mate found or feared is the search's
     /// to play.
@@ -558,9 +641,9 @@ impl AlphaBeta {
                 .map_or(0.0, |i| picker.priors[i])
         };
         iteration
-            .lower_bounds
+            .near_best
             .iter()
-            .filter(|&&(_, lower)| lower >= iteration.score - picker.margin_cp)
+            .filter(|&&(_, score)| score >= iteration.score - picker.margin_cp)
             .max_by(|a, b| prior(a.0).total_cmp(&prior(b.0)))
             .copied()
             .unwrap_or(searched)
@@ -599,10 +682,11 @@ impl AlphaBeta {
 }
 
 impl Searching<'_> {
-    /// One iteration at the root. With a picker, each move after the first is first
-    /// searched with a null window at the margin below the best so far: a move that fails
-    /// low there is out of the picker's choice and needs no other search; one that holds
-    /// keeps the lower bound it proved.
+    /// One iteration at the root. With a root margin ([`AlphaBeta::root_margin_cp`]), each
+    /// move after the first is searched with a window from the margin below the best so far
+    /// to just above it: a move that fails low there is out of the picker's choice and the
+    /// soft policy, one inside the window gets its exact score, one above it a full-window
+    /// search as the new best.
     fn search_root(
         &mut self,
         root: &Position,
@@ -614,43 +698,41 @@ impl Searching<'_> {
         if depth == 1 {
             self.score_children(root, &ordered);
         }
-        let margin = self.picker.as_ref().map(|p| p.margin_cp);
+        let margin = self.root_margin_cp();
         let (mut alpha, beta) = (-INFINITY, INFINITY);
         let mut best = ordered[0];
-        let mut lower_bounds = Vec::new();
+        let mut near_best = Vec::new();
         for (i, &m) in ordered.iter().enumerate() {
             let mut child = root.clone();
             child.play_unchecked(m);
-            let mut lower = None;
-            if let Some(margin) = margin.filter(|_| i > 0) {
-                let threshold = alpha - margin;
-                let score = -self.negamax(
-                    &child,
-                    depth - 1,
-                    -threshold,
-                    -threshold + 1,
-                    1,
-                    moves.len(),
-                );
-                if self.aborted {
-                    break;
+            let score = match margin.filter(|_| i > 0) {
+                Some(margin) => {
+                    let floor = alpha - margin;
+                    let score =
+                        -self.negamax(&child, depth - 1, -alpha - 1, -floor + 1, 1, moves.len());
+                    if self.aborted {
+                        break;
+                    }
+                    if score < floor {
+                        continue;
+                    }
+                    if score > alpha {
+                        -self.negamax(&child, depth - 1, -beta, -alpha, 1, moves.len())
+                    } else {
+                        score
+                    }
                 }
-                if score < threshold {
-                    continue;
-                }
-                lower = Some(score);
-            }
-            let score = self.search_child(&child, depth - 1, alpha, beta, 1, moves.len(), i == 0);
+                None => self.search_child(&child, depth - 1, alpha, beta, 1, moves.len(), i == 0),
+            };
             if self.aborted {
                 break;
             }
             if score > alpha {
                 alpha = score;
                 best = m;
-                lower = Some(score); // exact: the first move's, or a re-searched one's
             }
-            if let Some(lower) = lower.filter(|_| margin.is_some()) {
-                lower_bounds.push((m, lower));
+            if margin.is_some() {
+                near_best.push((m, score));
             }
         }
         self.store(
@@ -664,7 +746,7 @@ impl Searching<'_> {
         RootIteration {
             best,
             score: alpha,
-            lower_bounds,
+            near_best,
         }
     }
 

@@ -141,6 +141,10 @@ pub struct SearchInfo {
     pub pv: Vec<Move>,
     /// MCTS: each root move with its visit count, most visited first (empty for others).
     pub root_visits: Vec<(Move, u32)>,
+    /// A policy over the root moves that the engine proposes as a training target, weights
+    /// summing to 1 (alpha-beta with a soft policy, `soft=T`); empty for the others, whose
+    /// move is the target.
+    pub root_policy: Vec<(Move, f32)>,
 }
 
 impl SearchInfo {
@@ -439,6 +443,7 @@ impl Engine for RandomEngine {
             elapsed: started.elapsed(),
             pv: vec![best],
             root_visits: Vec::new(),
+            root_policy: Vec::new(),
         };
         report(&info);
         Ok(info)
@@ -463,6 +468,13 @@ impl AlphaBetaEngine {
             last: None,
             evaluator: None,
         }
+    }
+
+    /// The engine that also proposes a soft policy ([`AlphaBeta::with_soft_policy`]) as
+    /// its searches' [`SearchInfo::root_policy`].
+    pub fn with_soft_policy(mut self, temperature: f32) -> AlphaBetaEngine {
+        self.engine = self.engine.with_soft_policy(temperature);
+        self
     }
 
     /// The engine named `alphabeta:NAME:...` after the learnt evaluation it searches with.
@@ -520,13 +532,14 @@ impl From<&AlphaBetaInfo> for SearchInfo {
             elapsed: info.elapsed,
             pv: info.pv.clone(),
             root_visits: Vec::new(),
+            root_policy: info.policy.clone(),
         }
     }
 }
 
 impl Engine for AlphaBetaEngine {
     /// `alphabeta[:NETWORK|:EVALUATION]:depth=D`, `…:ms=T` or both, then `:pick=M` for a
-    /// picking network, `:values=custom` and `:mobility=W` when they differ from the
+    /// picking network, `:soft=T` with a soft policy, `:values=custom` and `:mobility=W` when they differ from the
     /// defaults (every piece 1 with an evaluating network; a learnt evaluation holds its
     /// own, so it shows neither).
     fn name(&self) -> String {
@@ -546,6 +559,9 @@ impl Engine for AlphaBetaEngine {
         }
         if let Some(NetworkRole::Picks { margin }) = role {
             name += &format!(":pick={margin}");
+        }
+        if let Some(temperature) = self.engine.soft_temperature() {
+            name += &format!(":soft={temperature}");
         }
         if config.piece_squares.is_some() {
             return name;

@@ -617,6 +617,7 @@ impl MctsSearch {
             elapsed,
             pv,
             root_visits,
+            root_policy: Vec::new(),
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::alphabeta::{
     AlphaBetaConfig, NetworkRole, MAX_DEPTH, MAX_MOBILITY_WEIGHT, MAX_PIECE_VALUE,
+    MAX_SOFT_TEMPERATURE, MIN_SOFT_TEMPERATURE,
 };
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT, MAX_TIMEOUT};
@@ -25,7 +26,7 @@ pub const DEFAULT_SIMULATIONS: u64 = 64;
 /// The spec forms, for error messages and help texts.
 pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
      mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
-     alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
+     alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:soft=T] [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
@@ -115,7 +116,9 @@ pub enum EngineSpec {
     /// ([`crate::NetworkRole::Picks`]); the search evaluates as without a network.
     /// `alphabeta:PATH.eval.json:...` evaluates with that learnt piece-square evaluation
     /// ([`AlphaBetaConfig::learnt`]; `ninjazero fit-eval` writes it), which takes only the
-    /// limits.
+    /// limits and `soft=`. Any of them with `:soft=T` (Pawns, [`MIN_SOFT_TEMPERATURE`] to
+    /// [`MAX_SOFT_TEMPERATURE`]) also proposes a soft policy over the root moves as the
+    /// training target of the games it plays ([`AlphaBeta::with_soft_policy`](crate::AlphaBeta::with_soft_policy)).
     AlphaBeta {
         depth: Option<u32>,
         ms: Option<u64>,
@@ -123,6 +126,7 @@ pub enum EngineSpec {
         network: Option<PathBuf>,
         pick: Option<f32>,
         piece_squares: Option<PathBuf>,
+        soft: Option<f32>,
     },
     /// `uci:COMMAND[:depth=D][:nodes=N][:ms=T][:timeout=S][:OPTION=VALUE...]`: an external
     /// UCI engine (see [`crate::uci_engine`]) searching with `go depth D nodes N movetime T`
@@ -198,6 +202,7 @@ impl EngineSpec {
             network: None,
             pick: None,
             piece_squares: None,
+            soft: None,
         }
     }
 
@@ -215,17 +220,20 @@ impl EngineSpec {
             network: None,
             pick: None,
             piece_squares: None,
+            soft: None,
         }
     }
 
     /// This alpha-beta player searching with the learnt evaluation at `path` instead of its
-    /// own (its limits kept); `None` for any other player, or alpha-beta with a network.
+    /// own (its limits and soft policy kept); `None` for any other player, or alpha-beta
+    /// with a network.
     pub fn with_evaluation(&self, path: impl Into<PathBuf>) -> Option<EngineSpec> {
         match self {
             EngineSpec::AlphaBeta {
                 depth,
                 ms,
                 network: None,
+                soft,
                 ..
             } => Some(EngineSpec::AlphaBeta {
                 depth: *depth,
@@ -234,6 +242,7 @@ impl EngineSpec {
                 network: None,
                 pick: None,
                 piece_squares: Some(path.into()),
+                soft: *soft,
             }),
             _ => None,
         }
@@ -279,48 +288,56 @@ impl EngineSpec {
                 network,
                 pick,
                 piece_squares,
+                soft,
             } => {
                 let limits = Limits {
                     depth: *depth,
                     time: ms.map(Duration::from_millis),
                     ..Limits::default()
                 };
-                if let Some(path) = piece_squares {
-                    let eval = self.load_piece_squares(path, variant)?;
-                    let config = AlphaBetaConfig::learnt(Arc::new(eval));
-                    // The file's weights are finite but not bounded.
-                    config.check().map_err(|e| SpecError::Checkpoint {
-                        spec: self.to_string(),
-                        message: format!("evaluation '{}': {e}", path.display()),
-                    })?;
-                    return Ok(Box::new(
+                let engine = match (piece_squares, network) {
+                    (Some(path), _) => {
+                        let eval = self.load_piece_squares(path, variant)?;
+                        let config = AlphaBetaConfig::learnt(Arc::new(eval));
+                        // The file's weights are finite but not bounded.
+                        config.check().map_err(|e| SpecError::Checkpoint {
+                            spec: self.to_string(),
+                            message: format!("evaluation '{}': {e}", path.display()),
+                        })?;
                         AlphaBetaEngine::new(config, limits)
-                            .named_after(short_name(path, PIECE_SQUARE_SUFFIX)),
-                    ));
-                }
-                // Parsed specs are checked already; one built in code (`ninjazero values`'
-                // measured values) is checked here.
-                config
-                    .check()
-                    .map_err(|e| invalid(&self.to_string(), e.to_string()))?;
-                match network {
-                    None => Box::new(AlphaBetaEngine::new(config.clone(), limits)),
-                    Some(checkpoint) => {
-                        let (model, stem) = self.load_network(checkpoint, variant, device)?;
-                        let evaluator = Box::new(NetworkEvaluator::new(model));
-                        let role = match *pick {
-                            Some(margin) => NetworkRole::Picks { margin },
-                            None => NetworkRole::Evaluates,
-                        };
-                        Box::new(AlphaBetaEngine::with_network(
-                            config.clone(),
-                            evaluator,
-                            role,
-                            stem,
-                            limits,
-                        ))
+                            .named_after(short_name(path, PIECE_SQUARE_SUFFIX))
                     }
-                }
+                    (None, network) => {
+                        // Parsed specs are checked already; one built in code (`ninjazero
+                        // values`' measured values) is checked here.
+                        config
+                            .check()
+                            .map_err(|e| invalid(&self.to_string(), e.to_string()))?;
+                        match network {
+                            None => AlphaBetaEngine::new(config.clone(), limits),
+                            Some(checkpoint) => {
+                                let (model, stem) =
+                                    self.load_network(checkpoint, variant, device)?;
+                                let evaluator = Box::new(NetworkEvaluator::new(model));
+                                let role = match *pick {
+                                    Some(margin) => NetworkRole::Picks { margin },
+                                    None => NetworkRole::Evaluates,
+                                };
+                                AlphaBetaEngine::with_network(
+                                    config.clone(),
+                                    evaluator,
+                                    role,
+                                    stem,
+                                    limits,
+                                )
+                            }
+                        }
+                    }
+                };
+                Box::new(match soft {
+                    Some(temperature) => engine.with_soft_policy(*temperature),
+                    None => engine,
+                })
             }
             EngineSpec::Uci { .. } => Box::new(self.build_uci(variant)?),
         })
@@ -453,7 +470,7 @@ impl FromStr for EngineSpec {
                     return learnt_alphabeta(spec, &path, options);
                 }
                 let (network, allowed) = if path.is_empty() {
-                    (None, &ALPHABETA_OPTIONS[..4])
+                    (None, &ALPHABETA_OPTIONS[..5])
                 } else if !path.ends_with(CHECKPOINT_SUFFIX) {
                     // Not a checkpoint: most likely a mistyped option.
                     return Err(invalid(
@@ -468,6 +485,7 @@ impl FromStr for EngineSpec {
                     Some(&(key, value)) => Some(parse_margin(spec, key, value)?),
                     None => None,
                 };
+                let soft = parse_soft(spec, &options)?;
                 let network_evaluates = network.is_some() && pick.is_none();
                 let mut config = AlphaBetaConfig::defaults(network_evaluates);
                 let (mut depth, mut ms) = (None, None);
@@ -497,7 +515,7 @@ impl FromStr for EngineSpec {
                             }
                             config.mobility_weight = w;
                         }
-                        _ => {} // pick, read above
+                        _ => {} // pick and soft, read above
                     }
                 }
                 require_alphabeta_limit(spec, depth, ms)?;
@@ -508,6 +526,7 @@ impl FromStr for EngineSpec {
                     network,
                     pick,
                     piece_squares: None,
+                    soft,
                 })
             }
             "uci" => parse_uci(spec, &segments),
@@ -537,6 +556,7 @@ impl fmt::Display for EngineSpec {
                 network,
                 pick,
                 piece_squares,
+                soft,
             } => {
                 write!(f, "alphabeta")?;
                 if let Some(path) = network.as_ref().or(piece_squares.as_ref()) {
@@ -551,6 +571,9 @@ impl fmt::Display for EngineSpec {
                 }
                 if let Some(margin) = pick {
                     write!(f, ":pick={margin}")?;
+                }
+                if let Some(temperature) = soft {
+                    write!(f, ":soft={temperature}")?;
                 }
                 let values: Vec<String> = Role::ALL
                     .iter()
@@ -753,7 +776,9 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
 
 /// The options of an alpha-beta spec (without a network, the first four).
-const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "values", "mobility", "pick"];
+/// The options of an alpha-beta spec (with a learnt evaluation, the first three; without a
+/// network, the first five).
+const ALPHABETA_OPTIONS: &[&str] = &["depth", "ms", "soft", "values", "mobility", "pick"];
 
 /// How a checkpoint's file is named.
 const CHECKPOINT_SUFFIX: &str = ".safetensors";
@@ -764,9 +789,10 @@ pub const PIECE_SQUARE_SUFFIX: &str = ".eval.json";
 /// `alphabeta:PATH.eval.json:depth=D|ms=T`: the limits only, since the file holds the
 /// whole evaluation.
 fn learnt_alphabeta(spec: &str, path: &str, options: &[&str]) -> Result<EngineSpec, SpecError> {
-    let options = parse_options(spec, options, &ALPHABETA_OPTIONS[..2])?;
+    let options = parse_options(spec, options, &ALPHABETA_OPTIONS[..3])?;
+    let soft = parse_soft(spec, &options)?;
     let (mut depth, mut ms) = (None, None);
-    for (key, value) in options {
+    for (key, value) in options.into_iter().filter(|&(key, _)| key != "soft") {
         read_limit(spec, key, value, &mut depth, &mut ms)?;
     }
     require_alphabeta_limit(spec, depth, ms)?;
@@ -777,6 +803,7 @@ fn learnt_alphabeta(spec: &str, path: &str, options: &[&str]) -> Result<EngineSp
         network: None,
         pick: None,
         piece_squares: Some(PathBuf::from(path)),
+        soft,
     })
 }
 
@@ -813,6 +840,23 @@ fn require_alphabeta_limit(
 /// The most Pawns below the search's best a picking network may choose (far from mate
 /// scores, which are the search's to play).
 pub const MAX_PICK_MARGIN: f32 = 5.0;
+
+/// `soft=T`, if given: Pawns from [`MIN_SOFT_TEMPERATURE`] to [`MAX_SOFT_TEMPERATURE`].
+fn parse_soft(spec: &str, options: &[(&str, &str)]) -> Result<Option<f32>, SpecError> {
+    let Some(&(key, value)) = options.iter().find(|(key, _)| *key == "soft") else {
+        return Ok(None);
+    };
+    let temperature: f32 = parse_number(spec, key, value, "a number (Pawns)")?;
+    if !(MIN_SOFT_TEMPERATURE..=MAX_SOFT_TEMPERATURE).contains(&temperature) {
+        return Err(invalid(
+            spec,
+            format!(
+                "soft must be {MIN_SOFT_TEMPERATURE} to {MAX_SOFT_TEMPERATURE} Pawns, got {value}"
+            ),
+        ));
+    }
+    Ok(Some(temperature))
+}
 
 /// `pick=M`: Pawns from 0 to [`MAX_PICK_MARGIN`], in whole centipawns.
 fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
@@ -957,6 +1001,10 @@ mod tests {
                 "alphabeta:old.eval.json:depth=3",
                 "alphabeta:e.eval.json:depth=3",
             ),
+            (
+                "alphabeta:depth=1:soft=0.5:mobility=0",
+                "alphabeta:e.eval.json:depth=1:soft=0.5",
+            ),
         ] {
             assert_eq!(
                 parse(player).with_evaluation("e.eval.json"),
@@ -1000,6 +1048,9 @@ mod tests {
             "alphabeta:runs/a:b/gen-0001.safetensors:depth=2:values=R=5,N=3",
             "alphabeta:gen-0001.safetensors:ms=100:pick=0.25:values=R=13.9:mobility=0",
             "alphabeta:e2.eval.json:depth=3",
+            "alphabeta:e2.eval.json:depth=2:soft=0.25",
+            "alphabeta:depth=2:soft=5:values=N=3.5",
+            "alphabeta:gen-0001.safetensors:depth=1:pick=0.5:soft=0.01",
             "alphabeta:runs/a:b/e2.eval.json:depth=4:ms=100",
             "uci:fairy-stockfish:depth=5",
             "uci:/usr/games/fairy-stockfish:ms=100:Skill Level=3",
@@ -1093,14 +1144,21 @@ mod tests {
             ("alphabeta:depth=2:depth=3", "player 'alphabeta:depth=2:depth=3': option 'depth' given twice"),
             ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be finite"),
             ("alphabeta:n.safetensors:ms=100:mobility=0.1", "player 'alphabeta:n.safetensors:ms=100:mobility=0.1': mobility is counted only with pick=M (a network that evaluates replaces material plus mobility)"),
-            ("alphabeta:depth=2:pick=0.5", "player 'alphabeta:depth=2:pick=0.5': unknown option 'pick' (this player takes: depth, ms, values, mobility)"),
+            ("alphabeta:depth=2:pick=0.5", "player 'alphabeta:depth=2:pick=0.5': unknown option 'pick' (this player takes: depth, ms, soft, values, mobility)"),
             ("alphabeta:n.safetensors:depth=2:pick=6", "player 'alphabeta:n.safetensors:depth=2:pick=6': pick must be 0 to 5 Pawns, got 6"),
             ("alphabeta:n.safetensors:depth=2:pick=NaN", "player 'alphabeta:n.safetensors:depth=2:pick=NaN': pick must be 0 to 5 Pawns, got NaN"),
             ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 Pawns, got -0.1"),
             ("alphabeta:n.safetensors:depth=2:pick=x", "player 'alphabeta:n.safetensors:depth=2:pick=x': pick must be a number (Pawns), got 'x'"),
             ("alphabeta:n.safetensors:depth=2:pick=0.123", "player 'alphabeta:n.safetensors:depth=2:pick=0.123': pick must be a whole number of centipawns (e.g. 0.25), got 0.123"),
             ("alphabeta:e.eval.json", "player 'alphabeta:e.eval.json': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
-            ("alphabeta:e.eval.json:depth=2:values=N=3", "player 'alphabeta:e.eval.json:depth=2:values=N=3': unknown option 'values' (this player takes: depth, ms)"),
+            ("alphabeta:e.eval.json:depth=2:values=N=3", "player 'alphabeta:e.eval.json:depth=2:values=N=3': unknown option 'values' (this player takes: depth, ms, soft)"),
+            ("alphabeta:depth=2:soft=0", "player 'alphabeta:depth=2:soft=0': soft must be 0.01 to 5 Pawns, got 0"),
+            ("alphabeta:depth=2:soft=0.009", "player 'alphabeta:depth=2:soft=0.009': soft must be 0.01 to 5 Pawns, got 0.009"),
+            ("alphabeta:depth=2:soft=-1", "player 'alphabeta:depth=2:soft=-1': soft must be 0.01 to 5 Pawns, got -1"),
+            ("alphabeta:depth=2:soft=NaN", "player 'alphabeta:depth=2:soft=NaN': soft must be 0.01 to 5 Pawns, got NaN"),
+            ("alphabeta:e.eval.json:depth=2:soft=5.5", "player 'alphabeta:e.eval.json:depth=2:soft=5.5': soft must be 0.01 to 5 Pawns, got 5.5"),
+            ("alphabeta:n.safetensors:depth=2:soft=warm", "player 'alphabeta:n.safetensors:depth=2:soft=warm': soft must be a number (Pawns), got 'warm'"),
+            ("alphabeta:depth=2:soft=0.5:soft=1", "player 'alphabeta:depth=2:soft=0.5:soft=1': option 'soft' given twice"),
             ("alphabeta:e.eval.json:depth=65", "player 'alphabeta:e.eval.json:depth=65': depth must be 1 to 64 plies, got 65"),
             ("alphabeta:n.safetensors", "player 'alphabeta:n.safetensors': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
@@ -1188,6 +1246,7 @@ mod tests {
                 network: None,
                 pick: None,
                 piece_squares: None,
+                soft: None,
             };
             spec.build(Variant::Chess, tch::Device::Cpu, 0)
                 .map(|engine| engine.name())

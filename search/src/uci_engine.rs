@@ -307,6 +307,7 @@ fn blank_info(game: &Game) -> SearchInfo {
         elapsed: Duration::ZERO,
         pv: Vec::new(),
         root_visits: Vec::new(),
+        root_policy: Vec::new(),
     }
 }
 

@@ -713,3 +713,77 @@ fn a_learnt_evaluation_is_played_from_its_spec() {
         "player 'alphabeta:none.eval.json:ms=100': evaluation file 'none.eval.json' does not exist"
     );
 }
+
+/// A soft policy weighs each root move within four temperatures of the best by
+/// exp(−(best − score) / temperature), where the score is the move's exact one: that of a
+/// search of the position after it one ply shallower. The move and its score stay the plain
+/// search's.
+#[test]
+fn a_soft_policy_weighs_the_moves_near_the_best_by_their_exact_scores() {
+    // Material alone: a position's evaluation does not then depend on the path to it (as
+    // mobility's does), so each move's score is its own position's search.
+    let config = AlphaBetaConfig {
+        mobility_weight: 0.0,
+        ..AlphaBetaConfig::default()
+    };
+    let (depth, temperature) = (2, 0.5);
+    let fens = [
+        // Qxd5 loses the Queen; every other move keeps the balance.
+        "4k3/8/4p3/3p4/8/8/8/3QK3 w - - 0 1",
+        // The Knight takes a Rook, the Bishop a Pawn; the rest gain nothing.
+        "r3k3/8/1N6/2p5/8/8/8/4K1B1 w - - 0 1",
+        "rnbqkbnr/pppp1ppp/8/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
+    ];
+    for fen in fens {
+        let position = Position::from_fen(Variant::Chess, fen).unwrap();
+        let game = Game::from_position(position.clone());
+        let plain = AlphaBetaEngine::new(config.clone(), Limits::depth(depth)).analyse(&game);
+        let mut engine = AlphaBetaEngine::new(config.clone(), Limits::depth(depth))
+            .with_soft_policy(temperature);
+        assert_eq!(engine.name(), "alphabeta:depth=2:soft=0.5:mobility=0");
+        let (info, _) = search(&mut engine, &game, Limits::depth(depth));
+        let soft = engine.last_search().unwrap().clone();
+        assert_eq!((soft.best, soft.score), (plain.best, plain.score), "{fen}");
+        assert!(plain.policy.is_empty());
+        assert_eq!(info.root_policy, soft.policy);
+
+        let mut expected: Vec<(String, f32)> = position
+            .legal_moves()
+            .iter()
+            .filter_map(|&m| {
+                let after = Game::from_position(position.play(m).unwrap());
+                let reply =
+                    AlphaBetaEngine::new(config.clone(), Limits::depth(depth - 1)).analyse(&after);
+                let below = (soft.score + reply.score) as f32 / 100.0;
+                (below <= 4.0 * temperature).then(|| (m.to_string(), (-below / temperature).exp()))
+            })
+            .collect();
+        let total: f32 = expected.iter().map(|(_, w)| w).sum();
+        expected.iter_mut().for_each(|(_, w)| *w /= total);
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut policy: Vec<(String, f32)> = soft
+            .policy
+            .iter()
+            .map(|(m, w)| (m.to_string(), *w))
+            .collect();
+        assert_eq!(policy[0].0, soft.best.to_string(), "{fen}: the best first");
+        policy.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            policy.iter().map(|(m, _)| m).collect::<Vec<_>>(),
+            expected.iter().map(|(m, _)| m).collect::<Vec<_>>(),
+            "{fen}"
+        );
+        for ((m, weight), (_, wanted)) in policy.iter().zip(&expected) {
+            assert!(
+                (weight - wanted).abs() < 1e-5,
+                "{fen} {m}: {weight} against {wanted}"
+            );
+        }
+    }
+    // Qxd5 is 8 Pawns below the best: out of the policy.
+    let queen_lost = Game::from_position(Position::from_fen(Variant::Chess, fens[0]).unwrap());
+    let mut engine =
+        AlphaBetaEngine::new(config.clone(), Limits::depth(2)).with_soft_policy(temperature);
+    let policy = engine.analyse(&queen_lost).policy;
+    assert!(policy.len() > 1 && policy.iter().all(|(m, _)| m.to_string() != "d1d5"));
+}

@@ -94,8 +94,9 @@ pub struct LadderShardArgs {
 pub struct ValuesShardArgs {
     #[command(flatten)]
     of: ShardOf,
+    /// Boxed: a study's arguments (its player's spec) outweigh every other worker command.
     #[command(flatten)]
-    values: ValuesArgs,
+    values: Box<ValuesArgs>,
 }
 
 /// What every stage worker takes.
@@ -278,7 +279,7 @@ fn play_match_share(command: MatchCommand) -> anyhow::Result<()> {
         }
         MatchCommand::Values(args) => {
             let shard = args.of.shard()?;
-            let (study, out) = super::values::study(args.values)?;
+            let (study, out) = super::values::study(*args.values)?;
             match play_match_shard(&study, &out, shard, &StageBars::default())? {
                 Some(done) if done.played == 0 => println!(
                     "matches {shard}: round {}: this shard's games were stored already; the round waits for other shards",
