@@ -396,26 +396,29 @@ pub(crate) fn game_over(game: &Game, max_plies: u32, adjudicate_material: bool) 
     })
 }
 
-/// Plays the mover's searched move and returns its search value; a failed search or an
-/// illegal move instead ends the game, lost by the mover (named by `name`).
+/// Plays the mover's searched move and returns its search; a failed search or an illegal
+/// move instead ends the game, lost by the mover (named by `name`).
 pub(crate) fn play_searched(
     game: &mut Game,
     searched: Result<SearchInfo, SearchError>,
     name: impl FnOnce() -> String,
-) -> Result<f32, GameEnd> {
+) -> Result<SearchInfo, GameEnd> {
     let mover = game.position().turn();
     let lost = |why: String| (Some(!mover), why);
     match searched {
         Err(e) => Err(lost(format!("{} failed: {e}", name()))),
         Ok(info) => match game.play(info.best) {
-            Ok(_) => Ok(info.value()),
+            Ok(_) => Ok(info),
             Err(_) => Err(lost(format!("illegal move {} by {}", info.best, name()))),
         },
     }
 }
 
 /// Plays `player`'s move, searched with its own limits ([`play_searched`]).
-pub(crate) fn play_own_move(game: &mut Game, player: &mut dyn Engine) -> Result<f32, GameEnd> {
+pub(crate) fn play_own_move(
+    game: &mut Game,
+    player: &mut dyn Engine,
+) -> Result<SearchInfo, GameEnd> {
     let limits = player.limits();
     let searched = player.search(game, &limits, &AtomicBool::new(false), &mut |_| {});
     play_searched(game, searched, || player.name())
@@ -433,6 +436,9 @@ pub struct PlayedGame {
     /// The players' search values of their moves (expected score in [-1, 1], the mover's
     /// view), in the order played after the opening.
     pub values: Vec<f32>,
+    /// The policies the players proposed for their moves ([`SearchInfo::root_policy`];
+    /// empty where a player proposed none), in the same order.
+    pub policies: Vec<Vec<(Move, f32)>>,
 }
 
 /// Plays one game from `start` after the `opening` moves. At `max_plies` the game is
@@ -451,7 +457,7 @@ pub fn play_game(
     for &m in opening {
         game.play_unchecked(m);
     }
-    let mut values = Vec::new();
+    let (mut values, mut policies) = (Vec::new(), Vec::new());
     let (winner, termination) = loop {
         if let Some(end) = game_over(&game, max_plies, adjudicate_material) {
             break end;
@@ -461,7 +467,10 @@ pub fn play_game(
             Color::Black => &mut *black,
         };
         match play_own_move(&mut game, player) {
-            Ok(value) => values.push(value),
+            Ok(searched) => {
+                values.push(searched.value());
+                policies.push(searched.root_policy);
+            }
             Err(end) => break end,
         }
     };
@@ -470,6 +479,7 @@ pub fn play_game(
         winner,
         termination,
         values,
+        policies,
     }
 }
 

@@ -28,9 +28,10 @@ pub struct PlayerGamesOptions {
 }
 
 /// The positions of a finished game, each with the move played from it. After the
-/// `opening_plies` random plies, the player's move is also the position's policy target
-/// (all its probability on that move), so the games can teach a policy head to play like
-/// the player, and the player's search value its root value.
+/// `opening_plies` random plies, the player's policy is also the position's policy target
+/// (the one it proposed, as alpha-beta's `soft=T` does, else all the probability on its
+/// move), so the games can teach a policy head to play like the player, and the player's
+/// search value its root value.
 fn record(id: u64, played: PlayedGame, opening_plies: usize, player: &str) -> GameRecord {
     let game = &played.game;
     let shape = BoardShape::of(game.start().variant());
@@ -44,12 +45,22 @@ fn record(id: u64, played: PlayedGame, opening_plies: usize, player: &str) -> Ga
             0.0
         };
         let policy = if chosen {
-            vec![PolicyEntry {
-                index: move_index(&shape, &position, m) as u32,
-                move_text: m.to_string(),
-                visits: 1,
-                probability: 1.0,
-            }]
+            let proposed = &played.policies[ply - opening_plies];
+            let one_hot = [(m, 1.0)];
+            let weights = if proposed.is_empty() {
+                &one_hot[..]
+            } else {
+                proposed
+            };
+            weights
+                .iter()
+                .map(|&(m, probability)| PolicyEntry {
+                    index: move_index(&shape, &position, m) as u32,
+                    move_text: m.to_string(),
+                    visits: u32::from(m == game.moves()[ply]),
+                    probability,
+                })
+                .collect()
         } else {
             Vec::new()
         };

@@ -122,6 +122,8 @@ pub struct PolicyEntry {
     pub index: u32,
     /// The move in RULES.md move text.
     pub move_text: String,
+    /// MCTS: the move's visits at the root. Another player's target (its move alone, or
+    /// the policy it proposed): 1 on the move it played, 0 on the others.
     pub visits: u32,
     pub probability: f32,
 }

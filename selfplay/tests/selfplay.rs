@@ -443,13 +443,30 @@ fn the_engine_and_self_play_search_alike() {
 
 #[test]
 fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
+    player_games_reproduce("alphabeta:depth=1");
+}
+
+/// A player that proposes a policy (alpha-beta's soft one) has it stored as the target.
+#[test]
+fn a_players_soft_policy_is_its_games_policy_target() {
+    let spread = player_games_reproduce("alphabeta:depth=2:soft=0.5");
+    assert!(
+        spread > 0,
+        "no position with more than one move in its target"
+    );
+}
+
+/// Plays 6 games of `player` on 2 threads and again on 1 in two runs, checks that they are
+/// the same games and that every stored target is the player's own search's; returns how
+/// many positions have more than one move in their policy target.
+fn player_games_reproduce(player: &str) -> usize {
     let options = PlayerGamesOptions {
         start: Position::start(Variant::Chess),
         game_ids: 0..6,
         opening_plies: 2,
         max_plies: 60,
         seed: 9,
-        player: "alphabeta:depth=1".to_string(),
+        player: player.to_string(),
     };
     let spec: EngineSpec = options.player.parse().unwrap();
     let make = spec.factory(Variant::Chess, tch::Device::Cpu, 0);
@@ -481,8 +498,9 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
     let games = sorted(&two);
     assert_eq!(games, sorted(&one));
     let mut player = make().unwrap();
+    let mut spread = 0;
     for game in &games {
-        assert_eq!(game.model_id, "alphabeta:depth=1");
+        assert_eq!(game.model_id, options.player);
         // Each position is the one before its move; the last move leads to the end.
         let mut position = Position::from_fen(Variant::Chess, &game.start_fen).unwrap();
         let mut replay = Game::from_position(position.clone());
@@ -502,15 +520,26 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
                     .unwrap();
                 assert_eq!(record.root_value, info.value(), "ply {}", record.ply);
                 assert!(record.full_search, "ply {}", record.ply);
-                let [entry] = record.policy.as_slice() else {
-                    panic!("ply {}: policy {:?}", record.ply, record.policy);
+                // The policy it proposed, else all the probability on its move; the move
+                // played has the one visit.
+                let proposed = if info.root_policy.is_empty() {
+                    vec![(m, 1.0)]
+                } else {
+                    info.root_policy.clone()
                 };
-                assert_eq!(entry.move_text, record.move_played);
-                assert_eq!(entry.probability, 1.0);
-                assert_eq!(
-                    decode_move(&shape, &position, entry.index as usize),
-                    Some(m)
-                );
+                let stored: Vec<_> = record
+                    .policy
+                    .iter()
+                    .map(|entry| {
+                        let decoded = decode_move(&shape, &position, entry.index as usize)
+                            .expect("a legal move's index");
+                        assert_eq!(entry.move_text, decoded.to_string());
+                        assert_eq!(entry.visits, u32::from(decoded == m));
+                        (decoded, entry.probability)
+                    })
+                    .collect();
+                assert_eq!(stored, proposed, "ply {}", record.ply);
+                spread += usize::from(stored.len() > 1);
             }
             position = position.play(m).unwrap();
             replay.play(m).unwrap();
@@ -528,6 +557,7 @@ fn player_games_make_a_dataset_that_any_thread_count_reproduces() {
             }
         }
     }
+    spread
 }
 
 #[test]
