@@ -18,8 +18,8 @@
 //!
 //! Or the network picks the move ([`NetworkRole::Picks`]): the search evaluates with
 //! material plus mobility as without a network, proves which root moves score at most a
-//! margin below its best (a search with a window of the margin per root move), and of those plays
-//! the one the network's policy prefers. The search keeps its tactics and its speed (one
+//! margin below its best (one search per root move, its window the margin), and of those
+//! plays the one the network's policy prefers. The search keeps its tactics and its speed (one
 //! network call per move); the network only judges between moves the search finds about
 //! as good.
 //!
@@ -462,7 +462,8 @@ impl AlphaBeta {
     /// The engine that also reports a soft policy over the root moves
     /// ([`AlphaBetaInfo::policy`]): every root move within 4 × `temperature` Pawns of the
     /// best, weighted by exp(−(best − score) / `temperature`), from one margin search per
-    /// root move. The move it plays is the same. `temperature` is clamped to
+    /// root move. It plays the plain search's move (exact scores are the same; only a tie
+    /// between equal scores may fall the other way). `temperature` is clamped to
     /// [`MIN_SOFT_TEMPERATURE`]..=[`MAX_SOFT_TEMPERATURE`] (NaN to the least; specs refuse
     /// what lies outside).
     pub fn with_soft_policy(mut self, temperature: f32) -> AlphaBeta {
