@@ -54,10 +54,10 @@ fn record(id: u64, played: PlayedGame, opening_plies: usize, player: &str) -> Ga
             };
             weights
                 .iter()
-                .map(|&(m, probability)| PolicyEntry {
-                    index: move_index(&shape, &position, m) as u32,
-                    move_text: m.to_string(),
-                    visits: u32::from(m == game.moves()[ply]),
+                .map(|&(target, probability)| PolicyEntry {
+                    index: move_index(&shape, &position, target) as u32,
+                    move_text: target.to_string(),
+                    visits: u32::from(target == m),
                     probability,
                 })
                 .collect()
