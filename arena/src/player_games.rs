@@ -2,9 +2,9 @@
 //! games on worker threads after a few random opening plies, stored like the scheduler's
 //! games with the player's move as the policy target of each position it chose (or the
 //! policy it proposed, where it has one: alpha-beta's `soft=T`) and the player's search
-//! value as its root value (so they teach a policy head to imitate the
-//! player, a value head its results and its judgement, and feed the outcome regression of
-//! `values`). Games at the ply cap are draws.
+//! value as its root value (so they teach a policy head to imitate the player, a value
+//! head its results and its judgement, and feed the outcome regression of `values`).
+//! Games at the ply cap are draws.
 
 use crate::arena::{play_series_game, run_on_workers, PlayedGame};
 use ninjazero_data::{

@@ -85,8 +85,8 @@ pub struct SelfPlayArgs {
     /// Play the games with this player instead of the batched MCTS, in the arena's spec
     /// form (e.g. alphabeta:depth=2:values=P=1,N=3,...): one game per thread, games at
     /// --max-plies drawn, the player's move the policy target of each position after the
-    /// opening, or the policy it proposes where it has one (alphabeta:...:soft=T) (to
-    /// train a network that plays like the player, and for `ninjazero values`).
+    /// opening, or the policy it proposes where it has one, as alphabeta:...:soft=T does
+    /// (to train a network that plays like the player, and for `ninjazero values`).
     #[arg(long, conflicts_with = "model")]
     player: Option<EngineSpec>,
     /// With --player: random plies that open each game (the player itself may be
