@@ -12,6 +12,7 @@ use ninjazero_train::bench::{loader_samples_per_s, synthetic_batch, synthetic_sa
 use ninjazero_train::synthetic::write_random_games;
 use ninjazero_train::{
     train, OptimizerKind, RunControl, TrainConfig, TrainError, TrainJob, MAX_MATERIAL_PLIES,
+    MAX_POLICY_TARGET_POWER,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -93,6 +94,12 @@ pub struct TrainArgs {
     /// [range: 0 to 1000]
     #[arg(long, value_parser = whole::<u32>(0, u64::from(MAX_MATERIAL_PLIES)))]
     material_plies: Option<u32>,
+    /// Raise every policy target to the power K and renormalise. A player's `soft=T`
+    /// targets become those of `soft=T/K` (2 halves the temperature; 1000 is, in practice,
+    /// its best move alone), from the same games; on MCTS visit shares it sharpens the same
+    /// way. Default 1: the stored targets as they are. [range: above 0 to 1000]
+    #[arg(long, value_name = "K", value_parser = real(0.0, MAX_POLICY_TARGET_POWER, true))]
+    policy_target_power: Option<f64>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, value_parser = parse_device, default_value = "auto")]
     device: Device,
@@ -143,6 +150,9 @@ pub fn run_train(args: TrainArgs) -> anyhow::Result<()> {
     }
     if let Some(plies) = args.material_plies {
         config.material_plies = plies;
+    }
+    if let Some(power) = args.policy_target_power {
+        config.policy_target_power = power;
     }
     let bar = progress_bar(
         config.steps,

@@ -1,6 +1,6 @@
 //! Training speed measurements for `ninjazero bench train`.
 
-use crate::loader::{BatchSource, Loader};
+use crate::loader::{BatchSource, Loader, TargetSettings};
 use crate::{Batch, TrainConfig, TrainError, Trainer};
 use ninjazero_model::{policy_len, synchronize, BoardShape, Model};
 use ninjazero_rules::Variant;
@@ -79,8 +79,7 @@ pub fn loader_samples_per_s(
         Arc::new(samples),
         variant,
         config.seed,
-        config.value_target_mix,
-        config.material_plies,
+        TargetSettings::of(config),
     ));
     let mut loader = Loader::start(source, 0, config.batch_size, config.loader_threads, device)?;
     // The first batches include thread start-up.

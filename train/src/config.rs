@@ -96,12 +96,31 @@ pub struct TrainConfig {
     /// settings.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub player_values: bool,
+    /// k > 0: each policy target is raised to the power k and renormalised. On a player's
+    /// `soft=T` targets (a softmax over its scores) that is the softmax at T / k: the
+    /// teacher's temperature chosen at training time, from the same games; a large k is
+    /// its best move alone. 1 (the default, and what files written before the setting
+    /// existed mean) trains on the stored policy as it is; it is left out of the stored
+    /// settings.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub policy_target_power: f64,
 }
 
 /// Whether a setting is 0 (serde's `skip_serializing_if`).
 fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(value: &f64) -> bool {
+    *value == 1.0
+}
+
+/// The largest policy target power: the teacher's best move alone, in practice.
+pub const MAX_POLICY_TARGET_POWER: f64 = 1_000.0;
 
 /// The most plies ahead a material target may look.
 pub const MAX_MATERIAL_PLIES: u32 = 1_000;
@@ -145,6 +164,7 @@ impl TrainConfig {
                 value_target_mix: 0.5,
                 material_plies: 0,
                 player_values: false,
+                policy_target_power: 1.0,
             }),
             "cpu" => Some(TrainConfig {
                 steps: 2_000,
@@ -163,6 +183,7 @@ impl TrainConfig {
                 value_target_mix: 0.5,
                 material_plies: 0,
                 player_values: false,
+                policy_target_power: 1.0,
             }),
             "gpu" => Some(TrainConfig {
                 steps: 20_000,
@@ -181,6 +202,7 @@ impl TrainConfig {
                 value_target_mix: 0.0,
                 material_plies: 0,
                 player_values: false,
+                policy_target_power: 1.0,
             }),
             // A first network imitating a strong player's many games (README: "A network
             // that imitates the learnt evaluation"): every position, many passes, and the
@@ -271,6 +293,13 @@ impl TrainConfig {
                 self.value_target_mix
             ));
         }
+        if !(self.policy_target_power > 0.0 && self.policy_target_power <= MAX_POLICY_TARGET_POWER)
+        {
+            return Err(format!(
+                "policy target power {} outside (0, {MAX_POLICY_TARGET_POWER}]",
+                self.policy_target_power
+            ));
+        }
         if self.material_plies > MAX_MATERIAL_PLIES {
             return Err(format!(
                 "material target {} plies ahead: at most {MAX_MATERIAL_PLIES}",
@@ -333,6 +362,25 @@ mod tests {
         config.player_values = true;
         let json = serde_json::to_string(&config).unwrap();
         assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+    }
+
+    #[test]
+    fn the_policy_target_power_is_stored_only_when_set_and_bounded() {
+        let mut config = TrainConfig::preset("imitate").unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get("policy_target_power").is_none(), "1 is not stored");
+        let read: TrainConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(read.policy_target_power, 1.0, "older settings read as 1");
+        config.policy_target_power = 2.0;
+        let json = serde_json::to_string(&config).unwrap();
+        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1000.5] {
+            config.policy_target_power = bad;
+            let err = config.validate().unwrap_err();
+            assert!(err.contains("policy target power"), "{err}");
+        }
+        config.policy_target_power = MAX_POLICY_TARGET_POWER;
+        config.validate().unwrap();
     }
 
     #[test]

@@ -44,14 +44,16 @@ mod state;
 pub mod synthetic;
 mod window;
 
-pub use config::{OptimizerKind, Schedule, TrainConfig, MAX_MATERIAL_PLIES};
+pub use config::{
+    OptimizerKind, Schedule, TrainConfig, MAX_MATERIAL_PLIES, MAX_POLICY_TARGET_POWER,
+};
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
 pub use piece_square::{fit_piece_squares, fit_piece_squares_on, FitConfig, FitError};
 pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
-use loader::{BatchSource, Loader};
+use loader::{BatchSource, Loader, TargetSettings};
 use metrics::{truncate_metrics, MetricsWriter};
 use ninjazero_data::atomic::AtomicFile;
 use ninjazero_model::{Model, ModelError};
@@ -547,8 +549,7 @@ pub fn train(
             Arc::new(samples),
             variant,
             state.rng.seed,
-            config.value_target_mix,
-            config.material_plies,
+            TargetSettings::of(config),
         ));
         let mut loader = Loader::start(
             source,

@@ -66,6 +66,25 @@ pub(crate) fn value_target(wdl: u8, search_value: Option<f32>, mix: f32) -> [f32
     target
 }
 
+/// The policy `probs` raised to `power` and renormalised: for a softmax target at
+/// temperature T, the same softmax at T / `power` (a player's `soft=T` policy,
+/// sharpened or flattened without playing its games again). Taken relative to the largest
+/// entry, so a large power leaves the best move(s) at weight 1 instead of underflowing to
+/// nothing. A row with no positive entry is left as it is.
+pub(crate) fn sharpened(probs: &[f32], power: f32) -> impl Iterator<Item = f32> + '_ {
+    let best = probs.iter().copied().fold(0.0f32, f32::max);
+    let weight = move |p: f32| {
+        if best > 0.0 {
+            (p / best).powf(power)
+        } else {
+            p
+        }
+    };
+    let total: f32 = probs.iter().map(|&p| weight(p)).sum();
+    let scale = if best > 0.0 { 1.0 / total } else { 1.0 };
+    probs.iter().map(move |&p| weight(p) * scale)
+}
+
 /// SplitMix64: a tiny generator whose whole state is one `u64`.
 #[derive(Clone, Copy, Debug)]
 pub struct SplitMix64(pub u64);
@@ -116,6 +135,39 @@ impl Permutations {
     }
 }
 
+/// How a batch's targets are made from the stored rows: [`crate::TrainConfig`]'s target
+/// settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TargetSettings {
+    /// `TrainConfig::value_target_mix`.
+    pub value_target_mix: f64,
+    /// `TrainConfig::material_plies` (0: no material target).
+    pub material_plies: u32,
+    /// `TrainConfig::policy_target_power` (1: the stored policy as it is).
+    pub policy_target_power: f64,
+}
+
+impl TargetSettings {
+    pub fn of(config: &crate::TrainConfig) -> TargetSettings {
+        TargetSettings {
+            value_target_mix: config.value_target_mix,
+            material_plies: config.material_plies,
+            policy_target_power: config.policy_target_power,
+        }
+    }
+}
+
+impl Default for TargetSettings {
+    /// The stored targets as they are: the result alone, no material target.
+    fn default() -> TargetSettings {
+        TargetSettings {
+            value_target_mix: 0.0,
+            material_plies: 0,
+            policy_target_power: 1.0,
+        }
+    }
+}
+
 /// What every worker needs to build a batch.
 pub(crate) struct BatchSource {
     samples: Arc<Samples>,
@@ -126,6 +178,8 @@ pub(crate) struct BatchSource {
     value_target_mix: f32,
     /// `TrainConfig::material_plies` (0: no material target).
     material_plies: usize,
+    /// `TrainConfig::policy_target_power`.
+    policy_target_power: f32,
     permutations: Permutations,
 }
 
@@ -134,8 +188,7 @@ impl BatchSource {
         samples: Arc<Samples>,
         variant: Variant,
         seed: u64,
-        value_target_mix: f64,
-        material_plies: u32,
+        targets: TargetSettings,
     ) -> BatchSource {
         let shape = BoardShape::of(variant);
         let n = samples.len();
@@ -144,8 +197,9 @@ impl BatchSource {
             variant,
             shape,
             policy_len: policy_len(&shape),
-            value_target_mix: value_target_mix as f32,
-            material_plies: material_plies as usize,
+            value_target_mix: targets.value_target_mix as f32,
+            material_plies: targets.material_plies as usize,
+            policy_target_power: targets.policy_target_power as f32,
             permutations: Permutations {
                 seed,
                 n,
@@ -201,8 +255,14 @@ impl BatchSource {
                 for (j, &s) in indices.iter().enumerate() {
                     let row = &mut data[j * self.policy_len..(j + 1) * self.policy_len];
                     let (index, prob) = samples.policy(s);
-                    for (&k, &p) in index.iter().zip(prob) {
-                        row[k as usize] += p;
+                    if self.policy_target_power == 1.0 {
+                        for (&k, &p) in index.iter().zip(prob) {
+                            row[k as usize] += p;
+                        }
+                    } else {
+                        for (&k, p) in index.iter().zip(sharpened(prob, self.policy_target_power)) {
+                            row[k as usize] += p;
+                        }
                     }
                 }
             },
@@ -471,7 +531,12 @@ mod tests {
         let start = Position::start(variant);
         let game = random_game(&start, 0, 8, FullSearch::Random, &mut SplitMix64(1));
         let samples = Samples::from_game(variant, &game, 0, false).unwrap();
-        let source = Arc::new(BatchSource::new(Arc::new(samples), variant, 3, 0.0, 0));
+        let source = Arc::new(BatchSource::new(
+            Arc::new(samples),
+            variant,
+            3,
+            TargetSettings::default(),
+        ));
         assert_eq!(source.build(0, 4, Device::Cpu).unwrap().size, 4);
         // 2^46 samples need more memory than any address space holds.
         let mut loader = Loader::start(source, 0, 1 << 46, 2, Device::Cpu).unwrap();
@@ -483,6 +548,59 @@ mod tests {
                 other => panic!("expected a loader error, got {other:?}"),
             }
         }
+    }
+
+    /// The dense policy rows of a batch of the first `n` samples with `power`.
+    fn policy_rows(samples: &Arc<Samples>, n: usize, power: f64) -> Vec<Vec<f32>> {
+        let targets = TargetSettings {
+            policy_target_power: power,
+            ..TargetSettings::default()
+        };
+        let source = BatchSource::new(samples.clone(), Variant::InsaneNinja, 3, targets);
+        let policy = source.build(0, n, Device::Cpu).unwrap().policy;
+        let width = policy.size()[1] as usize;
+        let flat = Vec::<f32>::try_from(policy.reshape([-1])).unwrap();
+        flat.chunks(width).map(|row| row.to_vec()).collect()
+    }
+
+    #[test]
+    fn a_policy_target_power_sharpens_each_row_as_a_lower_temperature() {
+        let variant = Variant::InsaneNinja;
+        let game = random_game(
+            &Position::start(variant),
+            0,
+            12,
+            FullSearch::EvenPlies,
+            &mut SplitMix64(5),
+        );
+        let samples = Arc::new(Samples::from_game(variant, &game, 0, false).unwrap());
+        let n = samples.len();
+        let stored = policy_rows(&samples, n, 1.0);
+        let halved = policy_rows(&samples, n, 2.0);
+        let alone = policy_rows(&samples, n, 1000.0);
+        let mut searched = 0;
+        for ((p, q), r) in stored.iter().zip(&halved).zip(&alone) {
+            let squares: f32 = p.iter().map(|x| x * x).sum();
+            if squares == 0.0 {
+                // No full search: no target, whatever the power.
+                assert!(q.iter().chain(r).all(|&x| x == 0.0));
+                continue;
+            }
+            searched += 1;
+            // exp(-s/T) squared is exp(-s/(T/2)): the square renormalised.
+            for (x, y) in p.iter().zip(q) {
+                assert!((x * x / squares - y).abs() < 1e-6, "{x} squared vs {y}");
+            }
+            // The synthetic policy's move played holds half the mass: alone it holds all.
+            let best = p.iter().copied().fold(0.0, f32::max);
+            assert_eq!(best, 0.5);
+            for (x, z) in p.iter().zip(r) {
+                assert_eq!(*z, if *x == best { 1.0 } else { 0.0 });
+            }
+        }
+        assert_eq!(searched, n.div_ceil(2), "the even plies have a target");
+        // A row without a positive entry stays as it is (no division by nothing).
+        assert_eq!(sharpened(&[0.0, 0.0], 2.0).collect::<Vec<_>>(), [0.0, 0.0]);
     }
 
     #[test]

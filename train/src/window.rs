@@ -867,8 +867,10 @@ mod tests {
             std::sync::Arc::new(samples),
             Variant::Chess,
             0,
-            0.0,
-            2,
+            crate::loader::TargetSettings {
+                material_plies: 2,
+                ..Default::default()
+            },
         );
         let material = source
             .build(0, n, tch::Device::Cpu)
@@ -886,8 +888,12 @@ mod tests {
     /// sorted (a batch is shuffled).
     fn batch_value_targets(samples: Samples, mix: f64) -> Vec<[f32; 3]> {
         let n = samples.len();
+        let targets = crate::loader::TargetSettings {
+            value_target_mix: mix,
+            ..Default::default()
+        };
         let source =
-            crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, mix, 0);
+            crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, targets);
         let batch = source.build(0, n, tch::Device::Cpu).unwrap();
         let tensor = batch.value_target.expect("a mix gives soft targets");
         assert_eq!(tensor.size(), [n as i64, 3]);
@@ -974,8 +980,12 @@ mod tests {
     #[test]
     fn without_a_mix_the_target_is_the_result() {
         let samples = Samples::from_game(VARIANT, &won_game_with_root_values(1), 0, true).unwrap();
-        let source =
-            crate::loader::BatchSource::new(std::sync::Arc::new(samples), VARIANT, 0, 0.0, 0);
+        let source = crate::loader::BatchSource::new(
+            std::sync::Arc::new(samples),
+            VARIANT,
+            0,
+            Default::default(),
+        );
         assert!(source
             .build(0, 4, tch::Device::Cpu)
             .unwrap()
