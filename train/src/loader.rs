@@ -70,19 +70,17 @@ pub(crate) fn value_target(wdl: u8, search_value: Option<f32>, mix: f32) -> [f32
 /// temperature T, the same softmax at T / `power` (a player's `soft=T` policy,
 /// sharpened or flattened without playing its games again). Taken relative to the largest
 /// entry, so a large power leaves the best move(s) at weight 1 instead of underflowing to
-/// nothing. A row with no positive entry is left as it is.
+/// nothing. Power 1 and a row with no positive entry keep the stored numbers exactly.
 pub(crate) fn sharpened(probs: &[f32], power: f32) -> impl Iterator<Item = f32> + '_ {
     let best = probs.iter().copied().fold(0.0f32, f32::max);
-    let weight = move |p: f32| {
-        if best > 0.0 {
-            (p / best).powf(power)
-        } else {
-            p
-        }
+    let keep = power == 1.0 || best <= 0.0;
+    let weight = move |p: f32| if keep { p } else { (p / best).powf(power) };
+    let total: f32 = if keep {
+        1.0
+    } else {
+        probs.iter().map(|&p| weight(p)).sum()
     };
-    let total: f32 = probs.iter().map(|&p| weight(p)).sum();
-    let scale = if best > 0.0 { 1.0 / total } else { 1.0 };
-    probs.iter().map(move |&p| weight(p) * scale)
+    probs.iter().map(move |&p| weight(p) / total)
 }
 
 /// SplitMix64: a tiny generator whose whole state is one `u64`.
@@ -255,14 +253,8 @@ impl BatchSource {
                 for (j, &s) in indices.iter().enumerate() {
                     let row = &mut data[j * self.policy_len..(j + 1) * self.policy_len];
                     let (index, prob) = samples.policy(s);
-                    if self.policy_target_power == 1.0 {
-                        for (&k, &p) in index.iter().zip(prob) {
-                            row[k as usize] += p;
-                        }
-                    } else {
-                        for (&k, p) in index.iter().zip(sharpened(prob, self.policy_target_power)) {
-                            row[k as usize] += p;
-                        }
+                    for (&k, p) in index.iter().zip(sharpened(prob, self.policy_target_power)) {
+                        row[k as usize] += p;
                     }
                 }
             },
@@ -599,8 +591,11 @@ mod tests {
             }
         }
         assert_eq!(searched, n.div_ceil(2), "the even plies have a target");
-        // A row without a positive entry stays as it is (no division by nothing).
+        // A row without a positive entry stays as it is (no division by nothing), and
+        // power 1 keeps the stored numbers bit for bit, even where they do not sum to 1.
         assert_eq!(sharpened(&[0.0, 0.0], 2.0).collect::<Vec<_>>(), [0.0, 0.0]);
+        let stored = [0.3f32, 0.1, 0.2];
+        assert_eq!(sharpened(&stored, 1.0).collect::<Vec<_>>(), stored);
     }
 
     #[test]
