@@ -98,8 +98,9 @@ pub struct TrainConfig {
     pub player_values: bool,
     /// k > 0: each policy target is raised to the power k and renormalised. On a player's
     /// `soft=T` targets (a softmax over its scores) that is the softmax at T / k: the
-    /// teacher's temperature chosen at training time, from the same games; a large k is
-    /// its best move alone. 1 (the default, and what files written before the setting
+    /// teacher's temperature chosen at training time, from the same games (k < 1 flattens
+    /// over the moves the player kept, within 4T of its best); a large k is its best move
+    /// alone. 1 (the default, and what files written before the setting
     /// existed mean) trains on the stored policy as it is; it is left out of the stored
     /// settings.
     #[serde(default = "one", skip_serializing_if = "is_one")]
