@@ -339,42 +339,51 @@ mod tests {
         assert!(TrainConfig::preset("huge").is_none());
     }
 
+    /// Checks that `key` is left out of `config`'s stored settings while at its default
+    /// and reads back as it (so files written before the setting existed mean the
+    /// default), and that after `set` it is stored and read back; returns the set config.
+    fn assert_stored_only_when_set(
+        mut config: TrainConfig,
+        key: &str,
+        set: impl FnOnce(&mut TrainConfig),
+    ) -> TrainConfig {
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(
+            json.get(key).is_none(),
+            "{key} at its default is not stored"
+        );
+        assert_eq!(serde_json::from_value::<TrainConfig>(json).unwrap(), config);
+        set(&mut config);
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get(key).is_some(), "{key} once set is stored");
+        assert_eq!(serde_json::from_value::<TrainConfig>(json).unwrap(), config);
+        config
+    }
+
     #[test]
     fn settings_stored_before_the_value_target_mix_read_as_no_mix() {
-        let mut config = TrainConfig::preset("gpu").unwrap();
-        let json = serde_json::to_value(&config).unwrap();
-        assert!(json.get("value_target_mix").is_none(), "0 is not stored");
-        let read: TrainConfig = serde_json::from_value(json).unwrap();
-        assert_eq!(read.value_target_mix, 0.0);
-        config.value_target_mix = 0.5;
-        let json = serde_json::to_string(&config).unwrap();
-        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        let gpu = TrainConfig::preset("gpu").unwrap();
+        assert_eq!(gpu.value_target_mix, 0.0);
+        let mut config =
+            assert_stored_only_when_set(gpu, "value_target_mix", |c| c.value_target_mix = 0.5);
         config.value_target_mix = 1.5;
         assert!(config.validate().is_err());
     }
 
     #[test]
     fn player_values_are_stored_only_when_used() {
-        let mut config = TrainConfig::preset("demo").unwrap();
-        let json = serde_json::to_value(&config).unwrap();
-        assert!(json.get("player_values").is_none(), "off is not stored");
-        let read: TrainConfig = serde_json::from_value(json).unwrap();
-        assert!(!read.player_values);
-        config.player_values = true;
-        let json = serde_json::to_string(&config).unwrap();
-        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        let demo = TrainConfig::preset("demo").unwrap();
+        assert!(!demo.player_values);
+        assert_stored_only_when_set(demo, "player_values", |c| c.player_values = true);
     }
 
     #[test]
     fn the_policy_target_power_is_stored_only_when_set_and_bounded() {
-        let mut config = TrainConfig::preset("imitate").unwrap();
-        let json = serde_json::to_value(&config).unwrap();
-        assert!(json.get("policy_target_power").is_none(), "1 is not stored");
-        let read: TrainConfig = serde_json::from_value(json).unwrap();
-        assert_eq!(read.policy_target_power, 1.0, "older settings read as 1");
-        config.policy_target_power = 2.0;
-        let json = serde_json::to_string(&config).unwrap();
-        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        let imitate = TrainConfig::preset("imitate").unwrap();
+        assert_eq!(imitate.policy_target_power, 1.0);
+        let mut config = assert_stored_only_when_set(imitate, "policy_target_power", |c| {
+            c.policy_target_power = 2.0
+        });
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1000.5] {
             config.policy_target_power = bad;
             let err = config.validate().unwrap_err();
@@ -386,12 +395,9 @@ mod tests {
 
     #[test]
     fn the_material_target_is_stored_only_when_set_and_bounded() {
-        let mut config = TrainConfig::preset("demo").unwrap();
-        let json = serde_json::to_value(&config).unwrap();
-        assert!(json.get("material_plies").is_none(), "0 is not stored");
-        config.material_plies = 4;
-        let json = serde_json::to_string(&config).unwrap();
-        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), config);
+        let demo = TrainConfig::preset("demo").unwrap();
+        let mut config =
+            assert_stored_only_when_set(demo, "material_plies", |c| c.material_plies = 4);
         config.material_plies = MAX_MATERIAL_PLIES;
         assert!(config.validate().is_ok());
         config.material_plies = MAX_MATERIAL_PLIES + 1;
