@@ -9,8 +9,7 @@
 use crate::alphabeta::{
     AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, NetworkRole, MATE, MATE_BOUND, MAX_DEPTH,
 };
-use crate::mcts::MctsSearch;
-use crate::mcts::RootPolicy;
+use crate::mcts::{LeafBlend, MctsSearch, RootPolicy};
 use crate::SearchConfig;
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
@@ -224,6 +223,7 @@ pub type EngineFactory<'f> = dyn Fn() -> Result<Box<dyn Engine>, String> + Sync 
 pub struct MctsEngine {
     evaluator: Box<dyn Evaluator + Send>,
     config: SearchConfig,
+    blend: Option<LeafBlend>,
     limits: Limits,
     name: String,
     seed: u64,
@@ -240,6 +240,7 @@ impl MctsEngine {
         MctsEngine {
             evaluator,
             config: SearchConfig::default(),
+            blend: None,
             limits,
             name,
             seed: 0,
@@ -263,6 +264,13 @@ impl MctsEngine {
         self
     }
 
+    /// Mixes a learnt evaluation into every leaf's value ([`LeafBlend`]; none: the
+    /// evaluator's value alone).
+    pub fn with_blend(mut self, blend: Option<LeafBlend>) -> MctsEngine {
+        self.blend = blend;
+        self
+    }
+
     /// Seeds the random stream (the Gumbel root's noise; [`Engine::new_game`] derives the
     /// stream of each game from this seed).
     pub fn with_seed(mut self, seed: u64) -> MctsEngine {
@@ -282,6 +290,7 @@ impl MctsEngine {
     pub fn move_search(&self) -> MctsMoveSearch {
         MctsMoveSearch {
             config: self.config.clone(),
+            blend: self.blend.clone(),
             limits: self.limits,
             leaves_per_call: self.batch,
         }
@@ -297,6 +306,7 @@ impl MctsEngine {
 #[derive(Clone, Debug)]
 pub struct MctsMoveSearch {
     config: SearchConfig,
+    blend: Option<LeafBlend>,
     limits: Limits,
     leaves_per_call: usize,
 }
@@ -307,7 +317,7 @@ impl MctsMoveSearch {
     /// ([`MctsSearch::gather`] with [`MctsMoveSearch::leaves_per_call`]), have them
     /// evaluated and complete them until it is finished, as the engine's own search does.
     pub fn start(&self, game: &Game, rng: &mut StdRng) -> MctsSearch {
-        start_move(&self.config, game, &self.limits, rng)
+        start_move(&self.config, &self.blend, game, &self.limits, rng)
     }
 
     pub fn leaves_per_call(&self) -> usize {
@@ -316,8 +326,14 @@ impl MctsMoveSearch {
 }
 
 /// A fresh search of `game`'s move within `limits`.
-fn start_move(config: &SearchConfig, game: &Game, limits: &Limits, rng: &mut StdRng) -> MctsSearch {
-    let mut search = MctsSearch::new(game.position().clone(), config);
+fn start_move(
+    config: &SearchConfig,
+    blend: &Option<LeafBlend>,
+    game: &Game,
+    limits: &Limits,
+    rng: &mut StdRng,
+) -> MctsSearch {
+    let mut search = MctsSearch::new(game.position().clone(), config).with_blend(blend.clone());
     let budget = limits.simulation_budget() as u32;
     search.start(budget, RootPolicy::of(config, false), rng);
     search
@@ -363,7 +379,7 @@ impl Engine for MctsEngine {
         report: &mut dyn FnMut(&SearchInfo),
     ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
-        let mut search = start_move(&self.config, game, limits, &mut self.rng);
+        let mut search = start_move(&self.config, &self.blend, game, limits, &mut self.rng);
         let mut last_report = started;
         loop {
             if search.gather(game.hashes(), self.batch) > 0 {

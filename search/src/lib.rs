@@ -35,8 +35,11 @@ pub use engine::{
     Score, SearchError, SearchInfo,
 };
 pub use material::MaterialTable;
-pub use mcts::{MctsSearch, RootPolicy, Step};
+pub use mcts::{LeafBlend, MctsSearch, RootPolicy, Step};
 /// The MCTS settings are stored with every dataset, so they live beside the file format.
 pub use ninjazero_data::settings::{RootSearch, SearchConfig};
-pub use spec::{EngineSpec, MctsBudget, SpecError, MAX_MCTS_BATCH, PIECE_SQUARE_SUFFIX, SPEC_HELP};
+pub use spec::{
+    BlendSpec, EngineSpec, MctsBudget, SpecError, DEFAULT_BLEND_MIX, MAX_MCTS_BATCH,
+    PIECE_SQUARE_SUFFIX, SPEC_HELP,
+};
 pub use uci_engine::{UciEngine, UciSettings, MAX_TIMEOUT};

@@ -24,10 +24,11 @@ use crate::gumbel::{improved_policy, GumbelRoot};
 use crate::material::MaterialTable;
 use crate::tree::{Edge, NodeState, Puct, Tree};
 use crate::{RootSearch, SearchConfig};
-use ninjazero_model::{EvalRequest, Evaluation};
+use ninjazero_model::{EvalRequest, Evaluation, PieceSquareEval};
 use ninjazero_rules::{Move, MoveList, Position};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How the root chooses the move to simulate next.
@@ -68,14 +69,74 @@ impl RootPolicy {
 /// (`ninjazero bench search --captures 1`, insane-ninja).
 const CAPTURE_PLIES: u32 = 4;
 
+/// The log-odds of an expected score `value` in [-1, 1] (clamped short of ±1).
+fn log_odds(value: f32) -> f32 {
+    2.0 * value.clamp(-0.999, 0.999).atanh()
+}
+
+/// The expected score in [-1, 1] of `log_odds`.
+fn expected_score(log_odds: f32) -> f32 {
+    (log_odds / 2.0).tanh()
+}
+
 /// A leaf's value `value` (expected score in [-1, 1]) with `pieces` won by force added to
-/// the log-odds of its expected score, `logit` each: `2 atanh(v)` is that log-odds.
+/// the log-odds of its expected score, `logit` each.
 fn with_captures(value: f32, pieces: i32, logit: f32) -> f32 {
     if pieces == 0 {
         return value;
     }
-    let log_odds = 2.0 * value.clamp(-0.999, 0.999).atanh();
-    ((log_odds + logit * pieces as f32) / 2.0).tanh()
+    expected_score(log_odds(value) + logit * pieces as f32)
+}
+
+/// Units of a [`LeafBlend`]'s capture table per unit of log-odds (whole units, as
+/// [`MaterialTable`] counts).
+const BLEND_UNITS_PER_LOG_ODDS: f32 = 1000.0;
+
+/// A learnt piece-square evaluation mixed into every leaf's value, as AlphaGo mixed its
+/// value network with rollouts: the leaf's log-odds are `1 - mix` times the evaluator's
+/// (after [`SearchConfig::capture_logit`]) plus `mix` times the learnt evaluation's, whose
+/// captures are resolved with its own piece values. The network keeps the priors; 0 leaves
+/// its values as they are, 1 replaces them. The evaluation's mobility is the leaf's legal
+/// moves less its parent's (none at the root).
+#[derive(Clone, Debug)]
+pub struct LeafBlend {
+    eval: Arc<PieceSquareEval>,
+    captures: MaterialTable,
+    mix: f32,
+}
+
+impl LeafBlend {
+    /// `eval` mixed in at `mix`, clamped to [0, 1] (NaN to 0).
+    pub fn new(eval: Arc<PieceSquareEval>, mix: f32) -> LeafBlend {
+        LeafBlend {
+            captures: MaterialTable::new(&eval.piece_values(), BLEND_UNITS_PER_LOG_ODDS),
+            eval,
+            mix: if mix.is_nan() {
+                0.0
+            } else {
+                mix.clamp(0.0, 1.0)
+            },
+        }
+    }
+
+    pub fn mix(&self) -> f32 {
+        self.mix
+    }
+
+    /// The learnt evaluation's log-odds for the side to move at `position` (legal `moves`,
+    /// `parent_moves` at the position before), with what its captures win by force.
+    pub fn log_odds(&self, position: &Position, moves: &MoveList, parent_moves: usize) -> f32 {
+        let mobility = moves.len() as i32 - parent_moves as i32;
+        let won = self
+            .captures
+            .capture_sequence_gain(position, moves, CAPTURE_PLIES);
+        self.eval.log_odds(position, mobility) + won as f32 / BLEND_UNITS_PER_LOG_ODDS
+    }
+
+    /// The evaluator's `value` mixed with the learnt `learnt_log_odds`.
+    fn blend(&self, value: f32, learnt_log_odds: f32) -> f32 {
+        expected_score((1.0 - self.mix) * log_odds(value) + self.mix * learnt_log_odds)
+    }
 }
 
 /// What one simulation step did.
@@ -98,6 +159,8 @@ struct PendingLeaf {
     repetitions: u32,
     /// Pieces the side to move wins by force with captures (0 without capture resolution).
     capture_gain: i32,
+    /// The [`LeafBlend`]'s log-odds of the leaf, if the search mixes one in.
+    learnt_log_odds: Option<f32>,
 }
 
 impl PendingLeaf {
@@ -116,6 +179,7 @@ pub struct MctsSearch {
     /// Log-odds per piece won by force in captures at a leaf
     /// ([`SearchConfig::capture_logit`]); 0 leaves leaves unresolved.
     capture_logit: f32,
+    blend: Option<LeafBlend>,
     policy: RootPolicy,
     /// Simulations of this search (on top of what a reused tree holds).
     budget: u32,
@@ -219,6 +283,7 @@ impl MctsSearch {
             puct: Puct::from(config),
             repetition: RepetitionScore::below_root(config.repetition_penalty),
             capture_logit: config.capture_logit,
+            blend: None,
             policy: RootPolicy::Puct,
             budget: 0,
             done: 0,
@@ -228,6 +293,13 @@ impl MctsSearch {
             leaves: Vec::new(),
             movegen: Duration::ZERO,
         }
+    }
+
+    /// Mixes `blend`'s learnt evaluation into every leaf's value from now on (none: the
+    /// evaluator's value alone).
+    pub fn with_blend(mut self, blend: Option<LeafBlend>) -> MctsSearch {
+        self.blend = blend;
+        self
     }
 
     /// Starts the search of the root's move: `budget` simulations (at least one) with the
@@ -349,12 +421,23 @@ impl MctsSearch {
                 } else {
                     0
                 };
+                let learnt_log_odds = self.blend.as_ref().map(|blend| {
+                    let started = Instant::now();
+                    let parent_moves = match path.len() {
+                        1 => moves.len(),
+                        n => self.tree.edges(path[n - 2]).len(),
+                    };
+                    let log_odds = blend.log_odds(position, &moves, parent_moves);
+                    self.movegen += started.elapsed();
+                    log_odds
+                });
                 self.tree.set_in_flight(&path, 1);
                 self.leaves.push(PendingLeaf {
                     path,
                     moves,
                     repetitions,
                     capture_gain,
+                    learnt_log_odds,
                 });
                 Descent::Leaf
             }
@@ -407,7 +490,11 @@ impl MctsSearch {
             self.tree.set_in_flight(&leaf.path, -1);
             self.tree
                 .expand(leaf.node(), &leaf.moves, &evaluation.priors);
-            let value = with_captures(evaluation.value(), leaf.capture_gain, self.capture_logit);
+            let mut value =
+                with_captures(evaluation.value(), leaf.capture_gain, self.capture_logit);
+            if let (Some(blend), Some(learnt)) = (&self.blend, leaf.learnt_log_odds) {
+                value = blend.blend(value, learnt);
+            }
             self.finish_simulation(&leaf.path, value);
         }
         if !self.ready {
@@ -520,8 +607,8 @@ impl MctsSearch {
         self.done
     }
 
-    /// Time spent generating legal moves at leaves (and resolving their captures), over
-    /// every search of this tree.
+    /// Time spent generating legal moves at leaves (resolving their captures and scoring
+    /// them with a [`LeafBlend`]'s evaluation), over every search of this tree.
     pub fn movegen(&self) -> Duration {
         self.movegen
     }

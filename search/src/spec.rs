@@ -10,6 +10,7 @@ use crate::alphabeta::{
     MAX_SOFT_TEMPERATURE, MIN_SOFT_TEMPERATURE,
 };
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
+use crate::mcts::LeafBlend;
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::SearchConfig;
 use ninjazero_model::{Model, NetworkEvaluator, PieceSquareEval, UniformEvaluator};
@@ -24,22 +25,35 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L], \
-     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]], \
      alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:soft=T] [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
 /// (whichever comes first; a parsed spec has at least one), how many leaves it
-/// evaluates per network call (`batch=`, default 1), and whether its leaves resolve
-/// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// evaluates per network call (`batch=`, default 1), whether its leaves resolve
+/// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0), and whether a
+/// learnt evaluation is mixed into their values (`eval=E.eval.json:mix=M`: [`LeafBlend`]).
+#[derive(Clone, Debug, PartialEq)]
 pub struct MctsBudget {
     pub sims: Option<u64>,
     pub ms: Option<u64>,
     pub batch: Option<usize>,
     pub capture_logit: Option<f32>,
+    pub blend: Option<BlendSpec>,
 }
+
+/// A learnt evaluation's file mixed into an MCTS engine's leaf values at `mix` ([`LeafBlend`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlendSpec {
+    pub path: PathBuf,
+    pub mix: f32,
+}
+
+/// The share of a leaf's log-odds a learnt evaluation gets without `mix=`: AlphaGo's
+/// even mix of its value network and its rollouts.
+pub const DEFAULT_BLEND_MIX: f32 = 0.5;
 
 impl MctsBudget {
     /// `sims` simulations per move.
@@ -49,6 +63,7 @@ impl MctsBudget {
             ms: None,
             batch: None,
             capture_logit: None,
+            blend: None,
         }
     }
 
@@ -70,7 +85,8 @@ impl MctsBudget {
 }
 
 impl fmt::Display for MctsBudget {
-    /// `:sims=N`, `:ms=T` or both, then `:batch=B` and `:captures=L` if given.
+    /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L` and `:eval=E:mix=M` if
+    /// given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
@@ -84,6 +100,9 @@ impl fmt::Display for MctsBudget {
         if let Some(logit) = self.capture_logit {
             write!(f, ":captures={logit}")?;
         }
+        if let Some(blend) = &self.blend {
+            write!(f, ":eval={}:mix={}", blend.path.display(), blend.mix)?;
+        }
         Ok(())
     }
 }
@@ -94,13 +113,14 @@ pub enum EngineSpec {
     /// `random[:seed=N]`: a uniformly random legal move; without a seed, the one
     /// [`EngineSpec::build`] is given.
     Random { seed: Option<u64> },
-    /// `uniform[:sims=N][:ms=T][:batch=B][:captures=L]`: MCTS with [`UniformEvaluator`] (uniform priors,
-    /// material value).
+    /// `uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]]`: MCTS
+    /// with [`UniformEvaluator`] (uniform priors, material value).
     Uniform(MctsBudget),
-    /// `mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L]`: MCTS with a
-    /// checkpoint, `B` leaves per network call (virtual loss; more positions per second, a
-    /// little less exact per simulation), leaves resolving captures at `L` log-odds per
-    /// piece won.
+    /// `mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]]`:
+    /// MCTS with a checkpoint, `B` leaves per network call (virtual loss; more positions
+    /// per second, a little less exact per simulation), leaves resolving captures at `L`
+    /// log-odds per piece won, and the learnt evaluation `E` mixed into the leaves' values
+    /// at `M` (0 to 1, default [`DEFAULT_BLEND_MIX`]; [`LeafBlend`]).
     Mcts {
         checkpoint: PathBuf,
         budget: MctsBudget,
@@ -266,7 +286,8 @@ impl EngineSpec {
                 )
                 .with_seed(seed)
                 .with_batch(budget.batch.unwrap_or(1))
-                .with_config(budget.search_config()),
+                .with_config(budget.search_config())
+                .with_blend(self.leaf_blend(budget, variant)?),
             ),
             EngineSpec::Mcts { checkpoint, budget } => {
                 let (model, stem) = self.load_network(checkpoint, variant, device)?;
@@ -278,7 +299,8 @@ impl EngineSpec {
                     )
                     .with_seed(seed)
                     .with_batch(budget.batch.unwrap_or(1))
-                    .with_config(budget.search_config()),
+                    .with_config(budget.search_config())
+                    .with_blend(self.leaf_blend(budget, variant)?),
                 )
             }
             EngineSpec::AlphaBeta {
@@ -373,6 +395,19 @@ impl EngineSpec {
     }
 
     /// Loads a spec's learnt evaluation for `variant`.
+    /// The learnt evaluation an MCTS spec mixes into its leaves, loaded for `variant`.
+    fn leaf_blend(
+        &self,
+        budget: &MctsBudget,
+        variant: Variant,
+    ) -> Result<Option<LeafBlend>, SpecError> {
+        let Some(blend) = &budget.blend else {
+            return Ok(None);
+        };
+        let eval = self.load_piece_squares(&blend.path, variant)?;
+        Ok(Some(LeafBlend::new(Arc::new(eval), blend.mix)))
+    }
+
     fn load_piece_squares(
         &self,
         path: &Path,
@@ -773,7 +808,7 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 }
 
 /// The options of an MCTS spec.
-const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures"];
+const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures", "eval", "mix"];
 
 /// The options of an alpha-beta spec (without a network, the first four).
 /// The options of an alpha-beta spec (with a learnt evaluation, the first three; without a
@@ -903,7 +938,9 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
         ms: None,
         batch: None,
         capture_logit: None,
+        blend: None,
     };
+    let mut mix = None;
     for &(key, value) in options {
         match key {
             "ms" => budget.ms = Some(parse_milliseconds(spec, value)?),
@@ -926,6 +963,25 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 }
                 budget.capture_logit = Some(logit);
             }
+            "eval" => {
+                if !value.ends_with(PIECE_SQUARE_SUFFIX) {
+                    return Err(invalid(
+                        spec,
+                        format!("eval must name a learnt evaluation PATH{PIECE_SQUARE_SUFFIX} (ninjazero fit-eval --out), got '{value}'"),
+                    ));
+                }
+                budget.blend = Some(BlendSpec {
+                    path: PathBuf::from(value),
+                    mix: DEFAULT_BLEND_MIX,
+                });
+            }
+            "mix" => {
+                let share: f32 = parse_number(spec, key, value, "a number (0 to 1)")?;
+                if !(0.0..=1.0).contains(&share) {
+                    return Err(invalid(spec, format!("mix must be 0 to 1, got {value}")));
+                }
+                mix = Some(share);
+            }
             _ => {
                 let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
                 if n == 0 {
@@ -934,6 +990,15 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 budget.sims = Some(n);
             }
         }
+    }
+    if let Some(share) = mix {
+        let Some(blend) = budget.blend.as_mut() else {
+            return Err(invalid(
+                spec,
+                "mix is the share of a learnt evaluation: give it with eval=E.eval.json".into(),
+            ));
+        };
+        blend.mix = share;
     }
     if budget.sims.is_none() && budget.ms.is_none() {
         budget.sims = Some(DEFAULT_SIMULATIONS);
@@ -1038,6 +1103,8 @@ mod tests {
             "mcts:gen-0001.safetensors:ms=100:batch=8",
             "uniform:sims=32:batch=4",
             "mcts:gen-0001.safetensors:sims=64:captures=1.5",
+            "mcts:gen-0001.safetensors:ms=100:captures=1:eval=runs/e.eval.json:mix=0.25",
+            "uniform:sims=8:eval=e.eval.json:mix=1",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -1071,6 +1138,14 @@ mod tests {
                 "mcts:x.safetensors:ms=9:batch=2",
             ),
             ("mcts:x.safetensors", "mcts:x.safetensors:sims=64"),
+            (
+                "mcts:x.safetensors:mix=0:eval=e.eval.json:ms=9",
+                "mcts:x.safetensors:ms=9:eval=e.eval.json:mix=0",
+            ),
+            (
+                "uniform:eval=e.eval.json",
+                "uniform:sims=64:eval=e.eval.json:mix=0.5",
+            ),
             ("alphabeta:ms=50:depth=4", "alphabeta:depth=4:ms=50"),
             (
                 "alphabeta:e.eval.json:ms=9:depth=2",
@@ -1164,7 +1239,12 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix)"),
+            ("uniform:sims=8:mix=0.5", "player 'uniform:sims=8:mix=0.5': mix is the share of a learnt evaluation: give it with eval=E.eval.json"),
+            ("uniform:sims=8:eval=e.json", "player 'uniform:sims=8:eval=e.json': eval must name a learnt evaluation PATH.eval.json (ninjazero fit-eval --out), got 'e.json'"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=1.5", "player 'mcts:x.safetensors:eval=e.eval.json:mix=1.5': mix must be 0 to 1, got 1.5"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=NaN", "player 'mcts:x.safetensors:eval=e.eval.json:mix=NaN': mix must be 0 to 1, got NaN"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=half", "player 'mcts:x.safetensors:eval=e.eval.json:mix=half': mix must be a number (0 to 1), got 'half'"),
             ("uniform:batch=0", "player 'uniform:batch=0': batch must be 1 to 1024 leaves, got 0"),
             ("mcts:x.safetensors:batch=-3", "player 'mcts:x.safetensors:batch=-3': batch must be a whole number of leaves, got '-3'"),
             ("uniform:sims=8:batch=1025", "player 'uniform:sims=8:batch=1025': batch must be 1 to 1024 leaves, got 1025"),

@@ -9,8 +9,9 @@ use ninjazero_model::{
 use ninjazero_rules::{Color, Game, Position, Role, Square, Variant};
 use ninjazero_search::tree::NodeState;
 use ninjazero_search::{
-    AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, Limits, MctsEngine, MctsSearch,
-    NetworkRole, RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo, Step,
+    AlphaBetaConfig, AlphaBetaEngine, Engine, EngineSpec, LeafBlend, Limits, MctsEngine,
+    MctsSearch, NetworkRole, RandomEngine, RootPolicy, RootSearch, Score, SearchConfig, SearchInfo,
+    Step,
 };
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -473,12 +474,17 @@ fn batched_engines_find_the_mate_in_one() {
 /// A leaf's value with capture resolution: the root's value after its first (and only)
 /// simulation, for the position `fen` (chess) and a capture logit.
 fn first_leaf_value(fen: &str, capture_logit: f32) -> f32 {
+    blended_first_leaf_value(fen, capture_logit, None)
+}
+
+/// The same with a learnt evaluation mixed into the leaf's value.
+fn blended_first_leaf_value(fen: &str, capture_logit: f32, blend: Option<LeafBlend>) -> f32 {
     let game = Game::from_position(Position::from_fen(Variant::Chess, fen).unwrap());
     let config = SearchConfig {
         capture_logit,
         ..SearchConfig::default()
     };
-    let mut core = MctsSearch::new(game.position().clone(), &config);
+    let mut core = MctsSearch::new(game.position().clone(), &config).with_blend(blend);
     search_uniformly(&mut core, &game, 1, &mut StdRng::seed_from_u64(1));
     core.root_value()
 }
@@ -499,6 +505,70 @@ fn capture_resolved_leaves_see_a_hanging_piece() {
     assert_eq!(
         first_leaf_value(defended, 1.5),
         first_leaf_value(defended, 0.0)
+    );
+}
+
+/// A learnt evaluation mixed into a leaf at `mix` adds that share of its log-odds (with the
+/// captures it wins, at its own piece values) to the rest of the evaluator's: 0 leaves the
+/// value alone, 1 is the evaluation's alone, whatever the capture logit.
+#[test]
+fn a_blended_leaf_mixes_in_the_learnt_log_odds() {
+    let log_odds = |v: f32| 2.0 * v.atanh();
+    let blend = |mix: f32| Some(LeafBlend::new(Arc::new(learnt_chess_eval(0.0)), mix));
+    // A Queen up (2 log-odds); a Queen hanging (even, 2 won by the capture).
+    for fen in [
+        "4k3/8/8/8/8/8/8/3QK3 w - - 0 1",
+        "4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1",
+    ] {
+        for capture_logit in [0.0, 1.5] {
+            let plain = first_leaf_value(fen, capture_logit);
+            assert_eq!(
+                blended_first_leaf_value(fen, capture_logit, blend(0.0)),
+                plain
+            );
+            let learnt = log_odds(blended_first_leaf_value(fen, capture_logit, blend(1.0)));
+            assert!((learnt - 2.0).abs() < 1e-3, "{fen}: {learnt}");
+            let half = log_odds(blended_first_leaf_value(fen, capture_logit, blend(0.25)));
+            let expected = 0.75 * log_odds(plain) + 0.25 * 2.0;
+            assert!(
+                (half - expected).abs() < 1e-3,
+                "{fen}: {half} vs {expected}"
+            );
+        }
+    }
+}
+
+/// `uniform:…:eval=E.eval.json` loads the evaluation for the variant played and searches
+/// with it (the hanging Queen taken), and refuses a missing file or another variant's with
+/// the player named.
+#[test]
+fn a_blended_mcts_is_played_from_its_spec() {
+    let tmp = ninjazero_testkit::temp_dir();
+    let path = tmp.path().join("queen.eval.json");
+    learnt_chess_eval(0.0).save(&path).unwrap();
+    let spec: EngineSpec = format!("uniform:sims=64:eval={}:mix=1", path.display())
+        .parse()
+        .unwrap();
+    let mut engine = spec.build(Variant::Chess, tch::Device::Cpu, 0).unwrap();
+    let game = Game::from_position(
+        Position::from_fen(Variant::Chess, "4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1").unwrap(),
+    );
+    assert_eq!(engine.choose(&game).unwrap().to_string(), "d1d5");
+    let refusal =
+        |variant: Variant, spec: &EngineSpec| match spec.build(variant, tch::Device::Cpu, 0) {
+            Ok(_) => panic!("{spec} was built for {variant}"),
+            Err(e) => e.to_string(),
+        };
+    let error = refusal(Variant::InsaneNinja, &spec);
+    assert!(
+        error.starts_with(&format!("player '{spec}': "))
+            && error.ends_with("is a chess evaluation, but insane-ninja was asked for"),
+        "{error}"
+    );
+    let missing: EngineSpec = "uniform:ms=100:eval=none.eval.json".parse().unwrap();
+    assert_eq!(
+        refusal(Variant::Chess, &missing),
+        "player 'uniform:ms=100:eval=none.eval.json:mix=0.5': evaluation file 'none.eval.json' does not exist"
     );
 }
 

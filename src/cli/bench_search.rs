@@ -1,13 +1,15 @@
 //! `bench search`: one game's MCTS with a network, simulations per second by the number of
-//! leaves per network call (virtual loss) and with capture-resolved leaves, against one
-//! leaf at a time in the same run.
+//! leaves per network call (virtual loss), with capture-resolved leaves and with a learnt
+//! evaluation mixed into the leaves, against one leaf at a time in the same run.
 
 use super::numbers::{whole, MAX_THREADS};
 use super::{bench_nn::sample_positions, stage_bar};
 use clap::Args;
 use ninjazero_model::parse_device;
 use ninjazero_rules::{Game, Variant};
-use ninjazero_search::{EngineSpec, Limits, MctsBudget, MAX_MCTS_BATCH};
+use ninjazero_search::{
+    BlendSpec, EngineSpec, Limits, MctsBudget, DEFAULT_BLEND_MIX, MAX_MCTS_BATCH,
+};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -39,6 +41,11 @@ pub struct BenchSearchArgs {
     /// leaves' quiescence searches cost). [range: 0 to 10]
     #[arg(long, value_parser = super::numbers::real(0.0, 10.0, false))]
     captures: Option<f64>,
+    /// Also measure every batch size with this learnt evaluation (`fit-eval --out`) mixed
+    /// into the leaves' values at the spec's default share (and the captures of --captures,
+    /// if given): what scoring every leaf with it costs.
+    #[arg(long)]
+    eval: Option<PathBuf>,
     /// Intra-op threads for libtorch (an arena gives each game one). [range: 1 to 1024]
     #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 1)]
     threads: i32,
@@ -58,13 +65,27 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
     let mut batches = args.batches.clone();
     batches.retain(|&b| b != 1);
     batches.insert(0, 1);
-    // (leaves per call, capture logit) of each measured search; the first is the reference.
-    let mut searches: Vec<(usize, Option<f32>)> = batches.iter().map(|&b| (b, None)).collect();
-    if let Some(logit) = args.captures {
-        searches.extend(batches.iter().map(|&b| (b, Some(logit as f32))));
+    // (leaves per call, capture logit, learnt evaluation mixed in) of each measured search;
+    // the first is the reference.
+    let captures = args.captures.map(|logit| logit as f32);
+    let mut searches: Vec<(usize, Option<f32>, bool)> =
+        batches.iter().map(|&b| (b, None, false)).collect();
+    if captures.is_some() {
+        searches.extend(batches.iter().map(|&b| (b, captures, false)));
+    }
+    if args.eval.is_some() {
+        searches.extend(batches.iter().map(|&b| (b, captures, true)));
     }
     let mut engines = Vec::new();
-    for &(batch, capture_logit) in &searches {
+    for &(batch, capture_logit, blended) in &searches {
+        let blend = args
+            .eval
+            .as_ref()
+            .filter(|_| blended)
+            .map(|path| BlendSpec {
+                path: path.clone(),
+                mix: DEFAULT_BLEND_MIX,
+            });
         let spec = EngineSpec::Mcts {
             checkpoint: args.model.clone(),
             budget: MctsBudget {
@@ -72,6 +93,7 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
                 ms: None,
                 batch: Some(batch),
                 capture_logit,
+                blend,
             },
         };
         engines.push(spec.build(args.variant, args.device, 0)?);
@@ -102,15 +124,20 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
         args.device
     );
     println!(
-        "{:>6} {:>9} {:>12} {:>9} {:>22}",
-        "batch", "captures", "sims/s", "vs 1", "same move as batch 1"
+        "{:>6} {:>9} {:>9} {:>12} {:>9} {:>22}",
+        "batch", "captures", "eval mix", "sims/s", "vs 1", "same move as batch 1"
     );
     let rate = |row: &Row| row.simulations as f64 / row.time.as_secs_f64().max(1e-9);
     let reference = rate(&rows[0]);
-    for ((batch, captures), row) in searches.iter().zip(&rows) {
+    for ((batch, captures, blended), row) in searches.iter().zip(&rows) {
         let captures = captures.map_or("off".to_string(), |l| l.to_string());
+        let mix = if *blended {
+            DEFAULT_BLEND_MIX.to_string()
+        } else {
+            "off".to_string()
+        };
         println!(
-            "{batch:>6} {captures:>9} {:>12.0} {:>8.2}x {:>15} of {}",
+            "{batch:>6} {captures:>9} {mix:>9} {:>12.0} {:>8.2}x {:>15} of {}",
             rate(row),
             rate(row) / reference,
             row.agreements,
