@@ -21,10 +21,12 @@ pub struct ArenaArgs {
     /// (optionally :values=P=1,N=3,... and :mobility=W), alphabeta:PATH.safetensors:ms=T
     /// (alpha-beta evaluating with a network's value; with :pick=M instead evaluating
     /// material and mobility, the network's policy choosing among the moves at most M
-    /// Pawns below the best); MCTS players take :ms=T (time
-    /// per move) as well as or instead of :sims=N, :batch=B to evaluate B leaves per
-    /// network call (more simulations in the same time), and :captures=L to resolve
-    /// captures at the leaves (L log-odds per piece won by force). An external UCI engine:
+    /// Pawns below the best), alphabeta:PATH.eval.json:ms=T (a learnt evaluation, `ninjazero
+    /// fit-eval`); MCTS players take :ms=T (time per move) as well as or instead of
+    /// :sims=N, :batch=B to evaluate B leaves per network call (more simulations in the
+    /// same time), :captures=L to resolve captures at the leaves (L log-odds per piece won
+    /// by force), and :eval=E.eval.json[:mix=M] to mix a learnt evaluation into every
+    /// leaf's value (M of its log-odds, 0 to 1, default 0.5). An external UCI engine:
     /// uci:COMMAND with :depth=D, :nodes=N and/or :ms=T, optionally :timeout=S (seconds
     /// beyond its move time before it counts as hung, default 10) and engine options as
     /// :NAME=VALUE (e.g. uci:fairy-stockfish:depth=5:Skill Level=3); UCI_Variant is set
