@@ -538,38 +538,11 @@ fn a_blended_leaf_mixes_in_the_learnt_log_odds() {
     }
 }
 
-/// `uniform:…:eval=E.eval.json` loads the evaluation for the variant played and searches
-/// with it (the hanging Queen taken), and refuses a missing file or another variant's with
-/// the player named.
+/// `uniform:…:eval=E.eval.json` searches with the learnt evaluation at its leaves, loaded
+/// for the variant played as alpha-beta's is.
 #[test]
 fn a_blended_mcts_is_played_from_its_spec() {
-    let tmp = ninjazero_testkit::temp_dir();
-    let path = tmp.path().join("queen.eval.json");
-    learnt_chess_eval(0.0).save(&path).unwrap();
-    let spec: EngineSpec = format!("uniform:sims=64:eval={}:mix=1", path.display())
-        .parse()
-        .unwrap();
-    let mut engine = spec.build(Variant::Chess, tch::Device::Cpu, 0).unwrap();
-    let game = Game::from_position(
-        Position::from_fen(Variant::Chess, "4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1").unwrap(),
-    );
-    assert_eq!(engine.choose(&game).unwrap().to_string(), "d1d5");
-    let refusal =
-        |variant: Variant, spec: &EngineSpec| match spec.build(variant, tch::Device::Cpu, 0) {
-            Ok(_) => panic!("{spec} was built for {variant}"),
-            Err(e) => e.to_string(),
-        };
-    let error = refusal(Variant::InsaneNinja, &spec);
-    assert!(
-        error.starts_with(&format!("player '{spec}': "))
-            && error.ends_with("is a chess evaluation, but insane-ninja was asked for"),
-        "{error}"
-    );
-    let missing: EngineSpec = "uniform:ms=100:eval=none.eval.json".parse().unwrap();
-    assert_eq!(
-        refusal(Variant::Chess, &missing),
-        "player 'uniform:ms=100:eval=none.eval.json:mix=0.5': evaluation file 'none.eval.json' does not exist"
-    );
+    learnt_evaluation_player(|path| format!("uniform:sims=64:eval={path}:mix=1"));
 }
 
 /// The model-free evaluator, recording the size of every batch it is given.
@@ -750,22 +723,19 @@ fn alphabeta_with_a_learnt_evaluation_sees_tactics_and_its_squares() {
     }
 }
 
-/// `alphabeta:PATH.eval.json` loads the file for the variant played, names the player after
-/// it, and refuses a missing file or one of another variant with the player named.
-#[test]
-fn a_learnt_evaluation_is_played_from_its_spec() {
+/// The player `spec_of(PATH)` with a learnt evaluation saved at PATH (the Queen worth 2):
+/// it takes a hanging Queen, and refuses a missing file or one of another variant with the
+/// player named. The engine built, for further checks.
+fn learnt_evaluation_player(spec_of: impl Fn(&str) -> String) -> Box<dyn Engine> {
     let tmp = ninjazero_testkit::temp_dir();
     let path = tmp.path().join("queen.eval.json");
     learnt_chess_eval(0.0).save(&path).unwrap();
-    let spec: EngineSpec = format!("alphabeta:{}:depth=2", path.display())
-        .parse()
-        .unwrap();
+    let spec: EngineSpec = spec_of(&path.display().to_string()).parse().unwrap();
     let mut engine = spec.build(Variant::Chess, tch::Device::Cpu, 0).unwrap();
-    assert_eq!(engine.name(), "alphabeta:queen:depth=2");
     let game = Game::from_position(
         Position::from_fen(Variant::Chess, "4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1").unwrap(),
     );
-    assert_eq!(engine.choose(&game).unwrap().to_string(), "d1d5");
+    assert_eq!(engine.choose(&game).unwrap().to_string(), "d1d5", "{spec}");
     let refusal =
         |variant: Variant, spec: &EngineSpec| match spec.build(variant, tch::Device::Cpu, 0) {
             Ok(_) => panic!("{spec} was built for {variant}"),
@@ -777,11 +747,20 @@ fn a_learnt_evaluation_is_played_from_its_spec() {
             && error.ends_with("is a chess evaluation, but insane-ninja was asked for"),
         "{error}"
     );
-    let missing: EngineSpec = "alphabeta:none.eval.json:ms=100".parse().unwrap();
+    let missing: EngineSpec = spec_of("none.eval.json").parse().unwrap();
     assert_eq!(
         refusal(Variant::Chess, &missing),
-        "player 'alphabeta:none.eval.json:ms=100': evaluation file 'none.eval.json' does not exist"
+        format!("player '{missing}': evaluation file 'none.eval.json' does not exist")
     );
+    engine
+}
+
+/// `alphabeta:PATH.eval.json` loads the file for the variant played and names the player
+/// after it.
+#[test]
+fn a_learnt_evaluation_is_played_from_its_spec() {
+    let engine = learnt_evaluation_player(|path| format!("alphabeta:{path}:depth=2"));
+    assert_eq!(engine.name(), "alphabeta:queen:depth=2");
 }
 
 /// A soft policy weighs each root move within four temperatures of the best by
