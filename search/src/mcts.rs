@@ -119,10 +119,6 @@ impl LeafBlend {
         }
     }
 
-    pub fn mix(&self) -> f32 {
-        self.mix
-    }
-
     /// The learnt evaluation's log-odds for the side to move at `position` (legal `moves`,
     /// `parent_moves` at the position before), with what its captures win by force.
     pub fn log_odds(&self, position: &Position, moves: &MoveList, parent_moves: usize) -> f32 {
