@@ -65,36 +65,36 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
     let mut batches = args.batches.clone();
     batches.retain(|&b| b != 1);
     batches.insert(0, 1);
-    // (leaves per call, capture logit, learnt evaluation mixed in) of each measured search;
-    // the first is the reference.
+    // The settings of each measured search, by leaves per call, then with captures, then
+    // with the learnt evaluation mixed in; the first is the reference.
+    let with = |batch: usize, capture_logit: Option<f32>, blend: Option<BlendSpec>| MctsBudget {
+        sims: Some(args.sims),
+        ms: None,
+        batch: Some(batch),
+        capture_logit,
+        blend,
+    };
     let captures = args.captures.map(|logit| logit as f32);
-    let mut searches: Vec<(usize, Option<f32>, bool)> =
-        batches.iter().map(|&b| (b, None, false)).collect();
+    let mut searches: Vec<MctsBudget> = batches.iter().map(|&b| with(b, None, None)).collect();
     if captures.is_some() {
-        searches.extend(batches.iter().map(|&b| (b, captures, false)));
+        searches.extend(batches.iter().map(|&b| with(b, captures, None)));
     }
-    if args.eval.is_some() {
-        searches.extend(batches.iter().map(|&b| (b, captures, true)));
+    if let Some(path) = &args.eval {
+        let blend = BlendSpec {
+            path: path.clone(),
+            mix: DEFAULT_BLEND_MIX,
+        };
+        searches.extend(
+            batches
+                .iter()
+                .map(|&b| with(b, captures, Some(blend.clone()))),
+        );
     }
     let mut engines = Vec::new();
-    for &(batch, capture_logit, blended) in &searches {
-        let blend = args
-            .eval
-            .as_ref()
-            .filter(|_| blended)
-            .map(|path| BlendSpec {
-                path: path.clone(),
-                mix: DEFAULT_BLEND_MIX,
-            });
+    for budget in &searches {
         let spec = EngineSpec::Mcts {
             checkpoint: args.model.clone(),
-            budget: MctsBudget {
-                sims: Some(args.sims),
-                ms: None,
-                batch: Some(batch),
-                capture_logit,
-                blend,
-            },
+            budget: budget.clone(),
         };
         engines.push(spec.build(args.variant, args.device, 0)?);
     }
@@ -129,13 +129,15 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
     );
     let rate = |row: &Row| row.simulations as f64 / row.time.as_secs_f64().max(1e-9);
     let reference = rate(&rows[0]);
-    for ((batch, captures, blended), row) in searches.iter().zip(&rows) {
-        let captures = captures.map_or("off".to_string(), |l| l.to_string());
-        let mix = if *blended {
-            DEFAULT_BLEND_MIX.to_string()
-        } else {
-            "off".to_string()
-        };
+    for (budget, row) in searches.iter().zip(&rows) {
+        let batch = budget.batch.unwrap_or(1);
+        let captures = budget
+            .capture_logit
+            .map_or("off".to_string(), |l| l.to_string());
+        let mix = budget
+            .blend
+            .as_ref()
+            .map_or("off".to_string(), |b| b.mix.to_string());
         println!(
             "{batch:>6} {captures:>9} {mix:>9} {:>12.0} {:>8.2}x {:>15} of {}",
             rate(row),
