@@ -7,7 +7,13 @@ use ninjazero_data::read_file;
 use ninjazero_pipeline::Store;
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::collections::HashSet;
+use std::io::{Read as _, Write as _};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs as _};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
 
 const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 const SHARDS: u64 = 2;
@@ -345,4 +351,116 @@ fn s3_refusals_name_the_cause() {
         assert!(out.contains(&expected), "{expected}: {out}");
         assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
     }
+}
+
+/// A create-only put whose connection is reset after the server stored the object (a server
+/// restarting mid-request, as in `scripts/cluster-test.sh`): the worker tries again, finds
+/// its own bytes there and goes on. Through a proxy in front of the server of
+/// `scripts/s3-test.sh` that resets the first PUT's connection once the server answers.
+#[test]
+#[ignore = "needs an S3 server: run scripts/s3-test.sh"]
+fn s3_put_survives_a_connection_reset_after_the_server_stored_it() {
+    let url = std::env::var("NINJAZERO_TEST_S3_URL")
+        .expect("NINJAZERO_TEST_S3_URL is not set: run this test through scripts/s3-test.sh");
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").expect("the server's endpoint");
+    let server = endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_socket_addrs()
+        .expect("the endpoint is host:port")
+        .next()
+        .expect("the endpoint resolves");
+    let (proxy, resets) = resetting_proxy(server);
+    let run_url = format!("{url}/reset");
+    let tmp = temp_dir();
+    let out = NINJAZERO
+        .command(&[
+            "worker",
+            "manifest",
+            "--run",
+            &run_url,
+            "--generation",
+            "0",
+            "--variant",
+            "chess",
+            "--shards",
+            "1",
+            "--games-per-shard",
+            "1",
+        ])
+        .env("AWS_ENDPOINT_URL", format!("http://{proxy}"))
+        .env("NINJAZERO_CACHE", tmp.path())
+        .output()
+        .expect("the binary starts");
+    let (ok, out) = ninjazero_testkit::outcome(out);
+    assert_eq!(
+        resets.load(Ordering::SeqCst),
+        1,
+        "the proxy reset a put: {out}"
+    );
+    assert!(ok, "{out}");
+    let store = Store::open(&run_url).unwrap();
+    let manifest = store.get("selfplay/gen-0000/MANIFEST.json").unwrap();
+    assert!(
+        text_of(&manifest).contains("\"chess\""),
+        "{}",
+        text_of(&manifest)
+    );
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A TCP proxy to `server` on a free port of 127.0.0.1 that resets the client's side of the
+/// first connection carrying a PUT when the server's answer arrives, so the object is stored
+/// and the client never hears so. Returns its address and the count of resets.
+fn resetting_proxy(server: SocketAddr) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let address = listener.local_addr().unwrap();
+    let resets = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&resets);
+    thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(upstream) = TcpStream::connect(server) else {
+                continue;
+            };
+            let put_sent = Arc::new(AtomicBool::new(false));
+            let (mut from_client, mut to_server) = (client.try_clone().unwrap(), upstream);
+            let mut from_server = to_server.try_clone().unwrap();
+            let put = Arc::clone(&put_sent);
+            thread::spawn(move || {
+                let mut buffer = [0u8; 1 << 16];
+                while let Ok(n @ 1..) = from_client.read(&mut buffer) {
+                    put.fetch_or(buffer[..n].starts_with(b"PUT "), Ordering::SeqCst);
+                    if to_server.write_all(&buffer[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_server.shutdown(Shutdown::Write);
+            });
+            let count = Arc::clone(&count);
+            let mut to_client = client;
+            thread::spawn(move || {
+                let mut buffer = [0u8; 1 << 16];
+                while let Ok(n @ 1..) = from_server.read(&mut buffer) {
+                    if put_sent.load(Ordering::SeqCst)
+                        && count
+                            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+                            .is_ok()
+                    {
+                        // SO_LINGER 0: the last close of the socket sends a reset, not a FIN.
+                        let _ = socket2::SockRef::from(&to_client).set_linger(Some(Duration::ZERO));
+                        let _ = to_client.shutdown(Shutdown::Read);
+                        return;
+                    }
+                    if to_client.write_all(&buffer[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_client.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    (address, resets)
 }

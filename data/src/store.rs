@@ -18,6 +18,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Why the run's storage could not do what was asked. Each message is one line naming the
 /// cause and the store URL or object.
@@ -156,18 +157,54 @@ impl Store {
 
     /// Stores `bytes` at `key` unless an object is there already: then
     /// [`StoreError::AlreadyExists`], and the stored one is left as it is.
+    ///
+    /// A put whose connection breaks after it was sent (the server restarting mid-request)
+    /// is tried again; when a later try finds the key taken, the broken one may have stored
+    /// it: the put succeeded if the stored bytes are these.
     pub fn put_new(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
         let location = self.key(key);
-        let put = self.runtime.block_on(self.store.put_opts(
-            &location,
-            PutPayload::from(bytes),
-            options,
-        ));
-        put.map(drop).map_err(|e| self.error(key, e))
+        let payload = PutPayload::from(bytes);
+        let mut tried_before = false;
+        let put = self.retrying_broken(|broke| {
+            tried_before = broke;
+            let options = PutOptions {
+                mode: PutMode::Create,
+                ..PutOptions::default()
+            };
+            self.runtime
+                .block_on(self.store.put_opts(&location, payload.clone(), options))
+        });
+        match put {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) if tried_before && payload.iter().flatten().eq(self.get(key)?.iter()) => Ok(()),
+            Err(e) => Err(self.error(key, e)),
+        }
+    }
+
+    /// `request` again while it fails after it was sent (a connection reset, a timeout),
+    /// until the retry time runs out: object_store retries only idempotent requests so, and
+    /// a create-only put or a delete is not marked so. `request` is told whether a try broke
+    /// before it.
+    fn retrying_broken<T>(
+        &self,
+        mut request: impl FnMut(bool) -> object_store::Result<T>,
+    ) -> object_store::Result<T> {
+        let deadline = Instant::now() + Duration::from_secs(retry_seconds());
+        let mut pause = Duration::from_millis(100);
+        let mut broke = false;
+        loop {
+            match request(broke) {
+                Err(e) if broke_after_sending(&e) && Instant::now() < deadline => {
+                    broke = true;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                outcome => return outcome,
+            }
+        }
     }
 
     /// Stores `bytes` at `key`, replacing what is there: for the few objects that are
@@ -241,7 +278,7 @@ impl Store {
     /// holds (a study's `match-values.txt` when a piece has no value).
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let location = self.key(key);
-        match self.runtime.block_on(self.store.delete(&location)) {
+        match self.retrying_broken(|_| self.runtime.block_on(self.store.delete(&location))) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(key, e)),
         }
@@ -377,7 +414,6 @@ fn retry_seconds() -> u64 {
 fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     use object_store::{BackoffConfig, ClientConfigKey, RetryConfig};
-    use std::time::Duration;
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         return Err(StoreError::BadUrl {
@@ -424,9 +460,32 @@ fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
     })
 }
 
+/// Whether a request failed after it was sent, so the server may have carried it out: its
+/// connection was reset or it timed out.
+#[cfg(feature = "s3")]
+fn broke_after_sending(error: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(http) = cause.downcast_ref::<HttpError>() {
+            return matches!(
+                http.kind(),
+                HttpErrorKind::Interrupted | HttpErrorKind::Timeout
+            );
+        }
+        source = cause.source();
+    }
+    false
+}
+
+/// A local store's requests do not break mid-way.
+#[cfg(not(feature = "s3"))]
+fn broke_after_sending(_error: &object_store::Error) -> bool {
+    false
+}
+
 #[cfg(not(feature = "s3"))]
 fn s3(url: &str, _rest: &str) -> Result<Backend, StoreError> {
-    let _ = retry_seconds;
     Err(StoreError::NoS3 {
         url: url.to_string(),
     })
