@@ -309,6 +309,17 @@ fn bad_input_is_one_line_and_overwrites_nothing() {
             ninjazero_testkit::outcome(out),
             "s3://bucket/run: cannot reach the store",
         ));
+        for seconds in ["soon", "-1", "86401"] {
+            let out = NINJAZERO
+                .command(&["status", "--run", "s3://bucket/run"])
+                .env("NINJAZERO_S3_RETRY_SECONDS", seconds)
+                .output()
+                .unwrap();
+            failures.push((
+                ninjazero_testkit::outcome(out),
+                "not a whole number of seconds from 0 to 86400",
+            ));
+        }
     }
     for ((ok, out), expected) in failures {
         assert!(!ok, "{expected}: {out}");

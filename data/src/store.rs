@@ -45,6 +45,8 @@ pub enum StoreError {
     NoCredentials { url: String, detail: String },
     #[error("{url}: cannot reach the store, check AWS_ENDPOINT_URL and that the server is up ({detail})")]
     Unreachable { url: String, detail: String },
+    #[error("NINJAZERO_S3_RETRY_SECONDS={value}: not a whole number of seconds from 0 to {MAX_RETRY_SECONDS}")]
+    BadRetrySeconds { value: String },
     #[error("{}: {detail}", object(url, key))]
     Other {
         url: String,
@@ -96,6 +98,8 @@ pub struct Store {
     runtime: tokio::runtime::Runtime,
     /// A local directory when the run is one (a plain path or `file://`).
     local_root: Option<PathBuf>,
+    /// How long a request that broke mid-way is tried again.
+    retry_time: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -138,6 +142,7 @@ impl Store {
             prefix: backend.prefix,
             runtime,
             local_root: backend.local_root,
+            retry_time: backend.retry_time,
         };
         if run.local_root.is_none() {
             run.probe()?;
@@ -192,7 +197,7 @@ impl Store {
         &self,
         mut request: impl FnMut(bool) -> object_store::Result<T>,
     ) -> object_store::Result<T> {
-        let deadline = Instant::now() + Duration::from_secs(retry_seconds());
+        let deadline = Instant::now() + self.retry_time;
         let mut pause = Duration::from_millis(100);
         let mut broke = false;
         loop {
@@ -378,6 +383,7 @@ struct Backend {
     store: Arc<dyn ObjectStore>,
     prefix: Key,
     local_root: Option<PathBuf>,
+    retry_time: Duration,
 }
 
 /// A local directory as a store: created if needed (the store needs it to exist).
@@ -398,16 +404,25 @@ fn local(dir: &Path, url: &str) -> Result<Backend, StoreError> {
         store: Arc::new(store),
         prefix: Key::default(),
         local_root: Some(root),
+        retry_time: Duration::ZERO,
     })
 }
 
+/// The most `NINJAZERO_S3_RETRY_SECONDS` may ask for: a day.
+const MAX_RETRY_SECONDS: u64 = 86_400;
+
 /// How long an S3 request is retried (a server restarting, a network blip) before its error
 /// is reported: `NINJAZERO_S3_RETRY_SECONDS`, 30 by default.
-fn retry_seconds() -> u64 {
-    std::env::var("NINJAZERO_S3_RETRY_SECONDS")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(30)
+#[cfg(feature = "s3")]
+fn retry_time() -> Result<Duration, StoreError> {
+    let Some(value) = std::env::var_os("NINJAZERO_S3_RETRY_SECONDS") else {
+        return Ok(Duration::from_secs(30));
+    };
+    let value = value.to_string_lossy().into_owned();
+    match value.trim().parse::<u64>() {
+        Ok(seconds) if seconds <= MAX_RETRY_SECONDS => Ok(Duration::from_secs(seconds)),
+        _ => Err(StoreError::BadRetrySeconds { value }),
+    }
 }
 
 #[cfg(feature = "s3")]
@@ -421,10 +436,11 @@ fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
             reason: "no bucket".to_string(),
         });
     }
+    let retry_time = retry_time()?;
     // Bounded by time alone: object_store's default of 10 retries gives up after about 3 s
     // of a server restarting.
     let retry = RetryConfig {
-        retry_timeout: Duration::from_secs(retry_seconds()),
+        retry_timeout: retry_time,
         max_retries: usize::MAX,
         backoff: BackoffConfig {
             max_backoff: Duration::from_secs(2),
@@ -457,6 +473,7 @@ fn s3(url: &str, rest: &str) -> Result<Backend, StoreError> {
         store: Arc::new(store),
         prefix,
         local_root: None,
+        retry_time,
     })
 }
 
