@@ -98,7 +98,8 @@ pub struct TrainArgs {
     /// targets become those of `soft=T/K` (2 halves the temperature; 1000 is, in practice,
     /// its best move alone), from the same games; K below 1 flattens them over the moves
     /// the player kept (those within 4T of its best). On MCTS visit shares it acts the same
-    /// way: K above 1 sharpens them, below 1 flattens them. Default 1: the stored targets as they are. [range: above 0 to 1000]
+    /// way: K above 1 sharpens them, below 1 flattens them. Default 1: the stored targets
+    /// as they are. [range: above 0 to 1000]
     #[arg(long, value_name = "K", value_parser = real(0.0, MAX_POLICY_TARGET_POWER, true))]
     policy_target_power: Option<f64>,
     /// cpu, cuda, cuda:N or auto.
