@@ -413,15 +413,8 @@ fn s3_put_survives_a_connection_reset_after_the_server_stored_it() {
     assert!(ok, "{out}");
     let store = Store::open(&run_url).unwrap();
     let manifest = store.get("selfplay/gen-0000/MANIFEST.json").unwrap();
-    assert!(
-        text_of(&manifest).contains("\"chess\""),
-        "{}",
-        text_of(&manifest)
-    );
-}
-
-fn text_of(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let manifest = String::from_utf8_lossy(&manifest);
+    assert!(manifest.contains("\"chess\""), "{manifest}");
 }
 
 /// A TCP proxy to `server` on a free port of 127.0.0.1 that resets the client's side of the

@@ -169,9 +169,7 @@ impl Store {
     pub fn put_new(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
         let location = self.key(key);
         let payload = PutPayload::from(bytes);
-        let mut tried_before = false;
-        let put = self.retrying_broken(|broke| {
-            tried_before = broke;
+        let (put, broke_before) = self.retrying_broken(|| {
             let options = PutOptions {
                 mode: PutMode::Create,
                 ..PutOptions::default()
@@ -184,30 +182,30 @@ impl Store {
             Err(
                 object_store::Error::AlreadyExists { .. }
                 | object_store::Error::Precondition { .. },
-            ) if tried_before && payload.iter().flatten().eq(self.get(key)?.iter()) => Ok(()),
+            ) if broke_before && payload.iter().flatten().eq(self.get(key)?.iter()) => Ok(()),
             Err(e) => Err(self.error(key, e)),
         }
     }
 
     /// `request` again while it fails after it was sent (a connection reset, a timeout),
     /// until the retry time runs out: object_store retries only idempotent requests so, and
-    /// a create-only put or a delete is not marked so. `request` is told whether a try broke
-    /// before it.
+    /// a create-only put or a delete is not marked so. Returns the last try's outcome and
+    /// whether a try broke before it.
     fn retrying_broken<T>(
         &self,
-        mut request: impl FnMut(bool) -> object_store::Result<T>,
-    ) -> object_store::Result<T> {
+        mut request: impl FnMut() -> object_store::Result<T>,
+    ) -> (object_store::Result<T>, bool) {
         let deadline = Instant::now() + self.retry_time;
         let mut pause = Duration::from_millis(100);
         let mut broke = false;
         loop {
-            match request(broke) {
+            match request() {
                 Err(e) if broke_after_sending(&e) && Instant::now() < deadline => {
                     broke = true;
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_secs(2));
                 }
-                outcome => return outcome,
+                outcome => return (outcome, broke),
             }
         }
     }
@@ -283,7 +281,9 @@ impl Store {
     /// holds (a study's `match-values.txt` when a piece has no value).
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let location = self.key(key);
-        match self.retrying_broken(|_| self.runtime.block_on(self.store.delete(&location))) {
+        let (deleted, _) =
+            self.retrying_broken(|| self.runtime.block_on(self.store.delete(&location)));
+        match deleted {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(key, e)),
         }
