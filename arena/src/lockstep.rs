@@ -61,6 +61,8 @@ struct LiveGame {
     players: [Player; 2],
     /// The MCTS search of the mover's move, while it lasts.
     search: Option<MctsSearch>,
+    /// A's and B's last search, for a player that keeps its trees.
+    kept: [Option<MctsSearch>; 2],
     /// Leaves of that search waiting for the network.
     waiting: usize,
     end: Option<GameEnd>,
@@ -101,6 +103,7 @@ impl LiveGame {
             game,
             players,
             search: None,
+            kept: [None, None],
             waiting: 0,
             end: None,
         })
@@ -135,9 +138,10 @@ impl LiveGame {
                     let settings = sides[mover]
                         .as_ref()
                         .expect("an MCTS side has its settings");
+                    let kept = &mut self.kept[mover];
                     let search = self
                         .search
-                        .get_or_insert_with(|| settings.start(&self.game, rng));
+                        .get_or_insert_with(|| settings.start(&self.game, rng, kept.take()));
                     if !search.is_finished() {
                         self.waiting =
                             search.gather(self.game.hashes(), settings.leaves_per_call());
@@ -151,6 +155,9 @@ impl LiveGame {
                     } else {
                         Ok(search.info(Duration::ZERO))
                     };
+                    if settings.keeps_trees() {
+                        self.kept[mover] = Some(search);
+                    }
                     play_searched(&mut self.game, searched, || names[mover].clone())
                 }
             };

@@ -221,7 +221,8 @@ fn openings_are_paired_with_colours_swapped() {
 /// The model-free evaluator's outputs do not depend on the batch, so an arena of MCTS
 /// players without a time limit (all games in lockstep, their leaves batched) plays
 /// exactly the games of one game per thread (forced by a time limit far beyond the
-/// simulations), the SPRT stopping after the same pairs.
+/// simulations), the SPRT stopping after the same pairs; players that keep their trees
+/// between moves keep them alike in both, and play other games than fresh trees.
 #[test]
 fn games_in_lockstep_are_the_games_played_one_at_a_time() {
     let config = ArenaConfig {
@@ -232,28 +233,44 @@ fn games_in_lockstep_are_the_games_played_one_at_a_time() {
         seed: 5,
         sprt: Some(SprtConfig::new(0.0, 300.0)),
     };
-    for b in ["alphabeta:depth=1", "uniform:sims=12:batch=4", "random"] {
-        let play = |a: &'static str| {
-            run_arena(
-                &spec(a, 0),
-                &spec(b, 1),
-                Variant::Chess,
-                &config,
-                2,
-                &|_, _, _| {},
-            )
-            .unwrap()
-        };
-        let lockstep = play("uniform:sims=16");
-        let one_at_a_time = play("uniform:sims=16:ms=600000");
-        assert_eq!(lockstep.game_results, one_at_a_time.game_results, "{b}");
-        assert_eq!(lockstep.sprt, one_at_a_time.sprt, "{b}");
+    let play = |a: &'static str, b: &'static str| {
+        run_arena(
+            &spec(a, 0),
+            &spec(b, 1),
+            Variant::Chess,
+            &config,
+            2,
+            &|_, _, _| {},
+        )
+        .unwrap()
+    };
+    // A, A with a time limit far beyond its simulations (one game per thread), B.
+    let (fresh, timed) = ("uniform:sims=16", "uniform:sims=16:ms=600000");
+    let (keeping, keeping_timed) = (
+        "uniform:sims=16:reuse=1",
+        "uniform:sims=16:ms=600000:reuse=1",
+    );
+    let cases = [
+        (fresh, timed, "alphabeta:depth=1"),
+        (fresh, timed, "uniform:sims=12:batch=4"),
+        (fresh, timed, "random"),
+        (keeping, keeping_timed, "uniform:sims=12:batch=4:reuse=1"),
+    ];
+    for (a, a_timed, b) in cases {
+        let lockstep = play(a, b);
+        let one_at_a_time = play(a_timed, b);
+        assert_eq!(lockstep.game_results, one_at_a_time.game_results, "{a} {b}");
+        assert_eq!(lockstep.sprt, one_at_a_time.sprt, "{a} {b}");
         assert!(lockstep.games >= 2, "{b}: {}", lockstep.summary_line());
         assert!(
             lockstep.game_results.iter().any(|g| g.plies > 20),
             "{b}: the games were played"
         );
     }
+    assert_ne!(
+        play(fresh, "uniform:sims=12:batch=4").game_results,
+        play(keeping, "uniform:sims=12:batch=4:reuse=1").game_results
+    );
 }
 
 #[test]

@@ -215,8 +215,9 @@ pub trait Engine: Send {
 pub type EngineFactory<'f> = dyn Fn() -> Result<Box<dyn Engine>, String> + Sync + 'f;
 
 /// MCTS with a given evaluator: the search core of [`crate::mcts`] with its root policy
-/// from the settings (PUCT without noise, or the Gumbel root), a fresh tree every search,
-/// and the most visited move (or the Gumbel root's choice) played. It evaluates one leaf
+/// from the settings (PUCT without noise, or the Gumbel root), a fresh tree every search
+/// unless it keeps its trees ([`MctsEngine::with_tree_reuse`]), and the most visited move
+/// (or the Gumbel root's choice) played. It evaluates one leaf
 /// at a time, or up to [`MctsEngine::with_batch`] leaves per network call (virtual loss):
 /// a network's positions per second grow with the batch, which buys simulations where
 /// the time per move is fixed.
@@ -231,6 +232,10 @@ pub struct MctsEngine {
     rng: StdRng,
     /// Leaves evaluated per network call.
     batch: usize,
+    /// Whether a search starts from the subtree of the last one's tree.
+    reuse: bool,
+    /// The last search's tree, while the engine keeps its trees.
+    kept: Option<MctsSearch>,
     evaluation: Vec<Evaluation>,
 }
 
@@ -246,6 +251,8 @@ impl MctsEngine {
             seed: 0,
             rng: StdRng::seed_from_u64(0),
             batch: 1,
+            reuse: false,
+            kept: None,
             evaluation: Vec::new(),
         }
     }
@@ -254,6 +261,15 @@ impl MctsEngine {
     /// a time).
     pub fn with_batch(mut self, batch: usize) -> MctsEngine {
         self.batch = batch.max(1);
+        self
+    }
+
+    /// Keeps each search's tree and starts the next search of the same game from the
+    /// subtree of the position reached (tree reuse, as in lc0 and KataGo): the visits the
+    /// last search spent on the line played count again. A simulation limit is then the
+    /// simulations added to the kept subtree, as in self-play.
+    pub fn with_tree_reuse(mut self, reuse: bool) -> MctsEngine {
+        self.reuse = reuse;
         self
     }
 
@@ -293,6 +309,7 @@ impl MctsEngine {
             blend: self.blend.clone(),
             limits: self.limits,
             leaves_per_call: self.batch,
+            reuse: self.reuse,
         }
     }
 
@@ -309,6 +326,7 @@ pub struct MctsMoveSearch {
     blend: Option<LeafBlend>,
     limits: Limits,
     leaves_per_call: usize,
+    reuse: bool,
 }
 
 impl MctsMoveSearch {
@@ -316,24 +334,37 @@ impl MctsMoveSearch {
     /// random stream ([`MctsEngine::game_rng`]): gather its leaves
     /// ([`MctsSearch::gather`] with [`MctsMoveSearch::leaves_per_call`]), have them
     /// evaluated and complete them until it is finished, as the engine's own search does.
-    pub fn start(&self, game: &Game, rng: &mut StdRng) -> MctsSearch {
-        start_move(&self.config, &self.blend, game, &self.limits, rng)
+    /// `kept` is this player's last search of the game, if [`MctsMoveSearch::keeps_trees`].
+    pub fn start(&self, game: &Game, rng: &mut StdRng, kept: Option<MctsSearch>) -> MctsSearch {
+        start_move(&self.config, &self.blend, game, &self.limits, rng, kept)
     }
 
     pub fn leaves_per_call(&self) -> usize {
         self.leaves_per_call
     }
+
+    /// Whether the next search starts from the last one's tree
+    /// ([`MctsEngine::with_tree_reuse`]): keep each finished search for it.
+    pub fn keeps_trees(&self) -> bool {
+        self.reuse
+    }
 }
 
-/// A fresh search of `game`'s move within `limits`.
+/// The search of `game`'s move within `limits`: on the subtree of `kept` (an earlier search
+/// of the game) where the game went on through it, else on a fresh tree.
 fn start_move(
     config: &SearchConfig,
     blend: &Option<LeafBlend>,
     game: &Game,
     limits: &Limits,
     rng: &mut StdRng,
+    kept: Option<MctsSearch>,
 ) -> MctsSearch {
-    let mut search = MctsSearch::new(game.position().clone(), config).with_blend(blend.clone());
+    let mut search = kept
+        .and_then(|search| search.carried_to(game))
+        .unwrap_or_else(|| {
+            MctsSearch::new(game.position().clone(), config).with_blend(blend.clone())
+        });
     let budget = limits.simulation_budget() as u32;
     search.start(budget, RootPolicy::of(config, false), rng);
     search
@@ -356,6 +387,7 @@ impl Engine for MctsEngine {
 
     fn new_game(&mut self, seed: u64) {
         self.rng = self.game_rng(seed);
+        self.kept = None;
     }
 
     fn limits(&self) -> Limits {
@@ -379,7 +411,8 @@ impl Engine for MctsEngine {
         report: &mut dyn FnMut(&SearchInfo),
     ) -> Result<SearchInfo, SearchError> {
         let started = Instant::now();
-        let mut search = start_move(&self.config, &self.blend, game, limits, &mut self.rng);
+        let kept = self.kept.take();
+        let mut search = start_move(&self.config, &self.blend, game, limits, &mut self.rng, kept);
         let mut last_report = started;
         loop {
             if search.gather(game.hashes(), self.batch) > 0 {
@@ -400,6 +433,9 @@ impl Engine for MctsEngine {
                 let info = search.info(started.elapsed());
                 report(&info);
                 if done {
+                    if self.reuse {
+                        self.kept = Some(search);
+                    }
                     return Ok(info);
                 }
             }

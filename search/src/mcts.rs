@@ -25,7 +25,7 @@ use crate::material::MaterialTable;
 use crate::tree::{Edge, NodeState, Puct, Tree};
 use crate::{RootSearch, SearchConfig};
 use ninjazero_model::{EvalRequest, Evaluation, PieceSquareEval};
-use ninjazero_rules::{Move, MoveList, Position};
+use ninjazero_rules::{Game, Move, MoveList, Position};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use std::sync::Arc;
@@ -581,6 +581,26 @@ impl MctsSearch {
         self.ready = false;
         self.noisy_priors = None;
         self.gumbel = None;
+    }
+
+    /// This search's tree carried on to `game`'s current position (tree reuse between an
+    /// engine's moves): when the game went through this root and on by moves whose nodes
+    /// the tree holds, the subtree of the position reached; `None` otherwise (another
+    /// game, or a reply the search never expanded).
+    pub fn carried_to(mut self, game: &Game) -> Option<MctsSearch> {
+        let (hashes, moves) = (game.hashes(), game.moves());
+        let root_hash = self.tree.root().position.hash();
+        // The root's latest occurrence in the game (a repeated position: its last visit).
+        let plies_since = (0..hashes.len()).find(|&k| hashes[hashes.len() - 1 - k] == root_hash)?;
+        let played = moves.get(moves.len().checked_sub(plies_since)?..)?;
+        for &m in played {
+            if self.tree.root().state != NodeState::Expanded {
+                return None;
+            }
+            let edge = self.root_edges().iter().position(|e| e.mv == m)?;
+            self.advance(edge);
+        }
+        (self.tree.root().position == *game.position()).then_some(self)
     }
 
     /// The tree (read only).

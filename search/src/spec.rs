@@ -25,16 +25,18 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]], \
-     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:reuse=1], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:reuse=1], \
      alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:soft=T] [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
 /// How long an MCTS engine searches each move: simulations, milliseconds, or both
 /// (whichever comes first; a parsed spec has at least one), how many leaves it
 /// evaluates per network call (`batch=`, default 1), whether its leaves resolve
-/// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0), and whether a
-/// learnt evaluation is mixed into their values (`eval=E.eval.json:mix=M`: [`LeafBlend`]).
+/// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0), whether a
+/// learnt evaluation is mixed into their values (`eval=E.eval.json:mix=M`: [`LeafBlend`]),
+/// and whether each search starts from the subtree of the engine's last one (`reuse=1`:
+/// [`MctsEngine::with_tree_reuse`], default off).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsBudget {
     pub sims: Option<u64>,
@@ -42,6 +44,7 @@ pub struct MctsBudget {
     pub batch: Option<usize>,
     pub capture_logit: Option<f32>,
     pub blend: Option<BlendSpec>,
+    pub reuse: bool,
 }
 
 /// A learnt evaluation's file mixed into an MCTS engine's leaf values at `mix` ([`LeafBlend`]).
@@ -64,6 +67,7 @@ impl MctsBudget {
             batch: None,
             capture_logit: None,
             blend: None,
+            reuse: false,
         }
     }
 
@@ -85,8 +89,8 @@ impl MctsBudget {
 }
 
 impl fmt::Display for MctsBudget {
-    /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L` and `:eval=E:mix=M` if
-    /// given.
+    /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L`, `:eval=E:mix=M` and
+    /// `:reuse=1` if given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
@@ -102,6 +106,9 @@ impl fmt::Display for MctsBudget {
         }
         if let Some(blend) = &self.blend {
             write!(f, ":eval={}:mix={}", blend.path.display(), blend.mix)?;
+        }
+        if self.reuse {
+            write!(f, ":reuse=1")?;
         }
         Ok(())
     }
@@ -286,6 +293,7 @@ impl EngineSpec {
                 )
                 .with_seed(seed)
                 .with_batch(budget.batch.unwrap_or(1))
+                .with_tree_reuse(budget.reuse)
                 .with_config(budget.search_config())
                 .with_blend(self.leaf_blend(budget, variant)?),
             ),
@@ -299,6 +307,7 @@ impl EngineSpec {
                     )
                     .with_seed(seed)
                     .with_batch(budget.batch.unwrap_or(1))
+                    .with_tree_reuse(budget.reuse)
                     .with_config(budget.search_config())
                     .with_blend(self.leaf_blend(budget, variant)?),
                 )
@@ -808,7 +817,7 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 }
 
 /// The options of an MCTS spec.
-const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures", "eval", "mix"];
+const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures", "eval", "mix", "reuse"];
 
 /// The options of an alpha-beta spec (without a network, the first four).
 /// The options of an alpha-beta spec (with a learnt evaluation, the first three; without a
@@ -939,6 +948,7 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
         batch: None,
         capture_logit: None,
         blend: None,
+        reuse: false,
     };
     let mut mix = None;
     for &(key, value) in options {
@@ -975,6 +985,16 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                     mix: DEFAULT_BLEND_MIX,
                 });
             }
+            "reuse" => budget.reuse = match value {
+                "0" => false,
+                "1" => true,
+                _ => return Err(invalid(
+                    spec,
+                    format!(
+                        "reuse must be 0 or 1 (keep the search tree between moves), got '{value}'"
+                    ),
+                )),
+            },
             "mix" => {
                 let share: f32 = parse_number(spec, key, value, "a number (0 to 1)")?;
                 if !(0.0..=1.0).contains(&share) {
@@ -1105,6 +1125,7 @@ mod tests {
             "mcts:gen-0001.safetensors:sims=64:captures=1.5",
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=runs/e.eval.json:mix=0.25",
             "uniform:sims=8:eval=e.eval.json:mix=1",
+            "mcts:gen-0001.safetensors:ms=100:captures=1:eval=e.eval.json:mix=0.5:reuse=1",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -1133,6 +1154,8 @@ mod tests {
             ("uniform", "uniform:sims=64"),
             ("uniform:ms=20:sims=5", "uniform:sims=5:ms=20"),
             ("uniform:batch=4", "uniform:sims=64:batch=4"),
+            ("uniform:reuse=1:sims=8", "uniform:sims=8:reuse=1"),
+            ("uniform:sims=8:reuse=0", "uniform:sims=8"),
             (
                 "mcts:x.safetensors:batch=2:ms=9",
                 "mcts:x.safetensors:ms=9:batch=2",
@@ -1239,7 +1262,8 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, reuse)"),
+            ("uniform:sims=8:reuse=yes", "player 'uniform:sims=8:reuse=yes': reuse must be 0 or 1 (keep the search tree between moves), got 'yes'"),
             ("uniform:sims=8:mix=0.5", "player 'uniform:sims=8:mix=0.5': mix is the share of a learnt evaluation: give it with eval=E.eval.json"),
             ("uniform:sims=8:eval=e.json", "player 'uniform:sims=8:eval=e.json': eval must name a learnt evaluation PATH.eval.json (ninjazero fit-eval --out), got 'e.json'"),
             ("mcts:x.safetensors:eval=e.eval.json:mix=1.5", "player 'mcts:x.safetensors:eval=e.eval.json:mix=1.5': mix must be 0 to 1, got 1.5"),

@@ -391,6 +391,99 @@ fn a_penalised_repetition_played_is_searched_as_the_new_root() {
     assert!(core.is_finished());
 }
 
+/// A search carried on by the moves the game played keeps the subtree of the position
+/// reached; a game that never went through its root, or left the tree, gets none.
+#[test]
+fn a_search_carries_its_tree_to_the_position_the_game_reached() {
+    let mut game = Game::new(Variant::Chess);
+    let mut core = MctsSearch::new(game.position().clone(), &SearchConfig::default());
+    let mut rng = StdRng::seed_from_u64(7);
+    search_uniformly(&mut core, &game, 400, &mut rng);
+    let info = core.info(Duration::ZERO);
+    let (ours, reply) = (info.pv[0], info.pv[1]);
+    let ours_child = core
+        .root_edges()
+        .iter()
+        .find(|e| e.mv == ours)
+        .unwrap()
+        .child;
+    let ours_node = core.tree().node(ours_child);
+    let reply_edge = core
+        .tree()
+        .edges(ours_child)
+        .iter()
+        .find(|e| e.mv == reply)
+        .copied()
+        .unwrap();
+    let reply_visits = core.tree().child_visits(&reply_edge);
+    assert!(ours_node.visits > reply_visits && reply_visits > 1);
+
+    let mut other = Game::new(Variant::Palace);
+    assert!(core.clone().carried_to(&other).is_none(), "another game");
+    other.play(other.position().legal_moves()[0]).unwrap();
+    assert!(core.clone().carried_to(&other).is_none());
+
+    game.play(ours).unwrap();
+    game.play(reply).unwrap();
+    let carried = core
+        .clone()
+        .carried_to(&game)
+        .expect("the game went through the root");
+    assert!(carried.root_position() == game.position());
+    assert_eq!(carried.tree().root().visits, reply_visits);
+    assert_eq!(
+        carried.tree().nodes.len() as u32,
+        reply_visits,
+        "the reply's subtree alone: one node per visit"
+    );
+    let carried_again = carried.clone().carried_to(&game).expect("no move since");
+    assert_eq!(carried_again.tree().root().visits, reply_visits);
+
+    // A search that never expanded its root, and a game taken back past the root.
+    let unsearched = MctsSearch::new(Position::start(Variant::Chess), &SearchConfig::default());
+    assert!(unsearched.carried_to(&game).is_none());
+    game.undo();
+    game.undo();
+    game.play(ours).unwrap();
+    assert!(
+        carried.carried_to(&game).is_none(),
+        "its root left the game"
+    );
+}
+
+/// An engine that keeps its trees starts each search on the kept subtree (root visits
+/// beyond its own simulations), and forgets it with a new game; one that does not keeps
+/// nothing.
+#[test]
+fn an_engine_that_reuses_its_trees_searches_on_from_the_kept_subtree() {
+    let root_visits = |info: &SearchInfo| info.root_visits.iter().map(|(_, v)| v).sum::<u32>();
+    for (text, reuse) in [
+        ("uniform:sims=300:reuse=1", true),
+        ("uniform:sims=300", false),
+    ] {
+        let spec: EngineSpec = text.parse().unwrap();
+        assert_eq!(spec.to_string(), text);
+        let mut engine = spec.build(Variant::Chess, tch::Device::Cpu, 0).unwrap();
+        let limits = engine.limits();
+        engine.new_game(1);
+        let mut game = Game::new(Variant::Chess);
+        let (first, _) = search(engine.as_mut(), &game, limits);
+        assert_eq!(
+            root_visits(&first),
+            299,
+            "{text}: all but the root's own visit"
+        );
+        game.play(first.pv[0]).unwrap();
+        game.play(first.pv[1]).unwrap();
+        let (second, _) = search(engine.as_mut(), &game, limits);
+        assert_eq!(second.simulations, Some(300), "{text}");
+        assert_eq!(root_visits(&second) > 299, reuse, "{text}");
+        engine.new_game(2);
+        let (fresh, _) = search(engine.as_mut(), &game, limits);
+        assert_eq!(root_visits(&fresh), 299, "{text}: a new game starts afresh");
+    }
+}
+
 fn nothing_in_flight(core: &MctsSearch) -> bool {
     core.tree().nodes.iter().all(|n| n.in_flight == 0)
 }

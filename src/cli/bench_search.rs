@@ -1,6 +1,7 @@
 //! `bench search`: one game's MCTS with a network, simulations per second by the number of
 //! leaves per network call (virtual loss), with capture-resolved leaves and with a learnt
-//! evaluation mixed into the leaves, against one leaf at a time in the same run.
+//! evaluation mixed into the leaves, against one leaf at a time in the same run; and what
+//! keeping the trees between moves (`reuse=1`) brings in a game.
 
 use super::numbers::{whole, MAX_THREADS};
 use super::{bench_nn::sample_positions, stage_bar};
@@ -46,6 +47,11 @@ pub struct BenchSearchArgs {
     /// if given): what scoring every leaf with it costs.
     #[arg(long)]
     eval: Option<PathBuf>,
+    /// Also play a game of this many plies (from the start position) between two engines
+    /// with the last measured settings that keep their trees (`reuse=1`), and report how
+    /// many of each search's root visits its kept subtree brought. [range: 2 to 1000]
+    #[arg(long, value_parser = whole::<u32>(2, 1000))]
+    reuse_plies: Option<u32>,
     /// Intra-op threads for libtorch (an arena gives each game one). [range: 1 to 1024]
     #[arg(long, value_parser = whole::<i32>(1, MAX_THREADS), default_value_t = 1)]
     threads: i32,
@@ -73,6 +79,7 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
         batch: Some(batch),
         capture_logit,
         blend,
+        reuse: false,
     };
     let captures = args.captures.map(|logit| logit as f32);
     let mut searches: Vec<MctsBudget> = batches.iter().map(|&b| with(b, None, None)).collect();
@@ -146,5 +153,59 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
             positions.len()
         );
     }
+    if let Some(plies) = args.reuse_plies {
+        let last = searches.last().expect("batch 1 is always measured");
+        let (kept, visits, searched) = kept_visits(&args, last, plies)?;
+        println!(
+            "tree reuse with the last row's settings: {searched} searches of one game, {:.0} root visits each, {:.0} % of them kept from the engine's last search ({:.2}x the simulations)",
+            visits as f64 / searched.max(1) as f64,
+            100.0 * kept as f64 / visits.max(1) as f64,
+            visits as f64 / (visits - kept).max(1) as f64,
+        );
+    }
     Ok(())
+}
+
+/// Root visits kept from the last search, root visits in all, and searches, over a game
+/// of up to `plies` plies between two engines with `budget` that keep their trees.
+fn kept_visits(
+    args: &BenchSearchArgs,
+    budget: &MctsBudget,
+    plies: u32,
+) -> anyhow::Result<(u64, u64, u32)> {
+    let spec = EngineSpec::Mcts {
+        checkpoint: args.model.clone(),
+        budget: MctsBudget {
+            reuse: true,
+            ..budget.clone()
+        },
+    };
+    let mut players = [
+        spec.build(args.variant, args.device, 0)?,
+        spec.build(args.variant, args.device, 1)?,
+    ];
+    let limits = Limits::simulations(args.sims);
+    let mut game = Game::new(args.variant);
+    let (mut kept, mut visits, mut searched) = (0, 0, 0);
+    let bar = stage_bar(u64::from(plies), "reuse game");
+    for ply in 0..plies {
+        if game.outcome().is_some() {
+            break;
+        }
+        let engine = &mut players[ply as usize % 2];
+        let info = engine.search(&game, &limits, &AtomicBool::new(false), &mut |_| {})?;
+        // A root's visits are its children's and its own first one.
+        let root: u64 = 1 + info
+            .root_visits
+            .iter()
+            .map(|&(_, v)| u64::from(v))
+            .sum::<u64>();
+        kept += root.saturating_sub(info.simulations.unwrap_or(0));
+        visits += root;
+        searched += 1;
+        game.play(info.best)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok((kept, visits, searched))
 }
