@@ -1,6 +1,6 @@
 //! `ninjazero play` driven through its standard input.
 
-use ninjazero_testkit::Binary;
+use ninjazero_testkit::{temp_dir, text, Binary};
 
 const NINJAZERO: Binary = Binary(env!("CARGO_BIN_EXE_ninjazero"));
 
@@ -176,4 +176,44 @@ fn long_bad_input_is_repeated_shortened() {
     );
     let longest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     assert!(longest < 300, "a line of {longest} characters");
+}
+
+/// A network sized by hand (`model init --blocks --channels`) is described as made and
+/// plays, here in an MCTS that keeps its tree between moves.
+#[test]
+fn a_hand_sized_network_plays_keeping_its_tree() {
+    let dir = temp_dir();
+    let model = dir.path().join("small.safetensors");
+    let (ok, out) = NINJAZERO.run(&[
+        "model",
+        "init",
+        "--variant",
+        "chess",
+        "--preset",
+        "tiny",
+        "--blocks",
+        "1",
+        "--channels",
+        "16",
+        "--out",
+        text(&model),
+    ]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("1 blocks x 16 channels, the rest of the tiny preset"),
+        "{out}"
+    );
+    let (ok, info) = NINJAZERO.run(&["model", "info", text(&model)]);
+    assert!(ok, "{info}");
+    assert!(
+        info.contains("\"blocks\": 1,") && info.contains("\"channels\": 16,"),
+        "{info}"
+    );
+    let engine = format!("mcts:{}:sims=24:reuse=1", text(&model));
+    let (ok, out) = play(
+        &["--variant", "chess", "--engine", &engine],
+        "e2e4\nd2d4\ng1f3\nquit\n",
+    );
+    assert!(ok, "{out}");
+    assert_eq!(out.matches("NinjaZero plays").count(), 3, "{out}");
 }

@@ -25,8 +25,8 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:reuse=1], \
-     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:reuse=1], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:reuse=1], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:reuse=1], \
      alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:soft=T] [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
@@ -35,7 +35,8 @@ pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][
 /// evaluates per network call (`batch=`, default 1), whether its leaves resolve
 /// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0), whether a
 /// learnt evaluation is mixed into their values (`eval=E.eval.json:mix=M`: [`LeafBlend`]),
-/// and whether each search starts from the subtree of the engine's last one (`reuse=1`:
+/// its exploration constant (`cpuct=C`: [`SearchConfig::c_puct`]), and whether each
+/// search starts from the subtree of the engine's last one (`reuse=1`:
 /// [`MctsEngine::with_tree_reuse`], default off).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsBudget {
@@ -44,6 +45,7 @@ pub struct MctsBudget {
     pub batch: Option<usize>,
     pub capture_logit: Option<f32>,
     pub blend: Option<BlendSpec>,
+    pub c_puct: Option<f32>,
     pub reuse: bool,
 }
 
@@ -67,6 +69,7 @@ impl MctsBudget {
             batch: None,
             capture_logit: None,
             blend: None,
+            c_puct: None,
             reuse: false,
         }
     }
@@ -79,18 +82,21 @@ impl MctsBudget {
         }
     }
 
-    /// The engine's search settings: the defaults with the spec's capture logit.
+    /// The engine's search settings: the defaults with the spec's capture logit and
+    /// exploration constant.
     pub fn search_config(&self) -> SearchConfig {
+        let defaults = SearchConfig::default();
         SearchConfig {
             capture_logit: self.capture_logit.unwrap_or(0.0),
-            ..SearchConfig::default()
+            c_puct: self.c_puct.unwrap_or(defaults.c_puct),
+            ..defaults
         }
     }
 }
 
 impl fmt::Display for MctsBudget {
-    /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L`, `:eval=E:mix=M` and
-    /// `:reuse=1` if given.
+    /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L`, `:eval=E:mix=M`,
+    /// `:cpuct=C` and `:reuse=1` if given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
@@ -106,6 +112,9 @@ impl fmt::Display for MctsBudget {
         }
         if let Some(blend) = &self.blend {
             write!(f, ":eval={}:mix={}", blend.path.display(), blend.mix)?;
+        }
+        if let Some(c_puct) = self.c_puct {
+            write!(f, ":cpuct={c_puct}")?;
         }
         if self.reuse {
             write!(f, ":reuse=1")?;
@@ -817,7 +826,9 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 }
 
 /// The options of an MCTS spec.
-const MCTS_OPTIONS: &[&str] = &["sims", "ms", "batch", "captures", "eval", "mix", "reuse"];
+const MCTS_OPTIONS: &[&str] = &[
+    "sims", "ms", "batch", "captures", "eval", "mix", "cpuct", "reuse",
+];
 
 /// The options of an alpha-beta spec (without a network, the first four).
 /// The options of an alpha-beta spec (with a learnt evaluation, the first three; without a
@@ -948,6 +959,7 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
         batch: None,
         capture_logit: None,
         blend: None,
+        c_puct: None,
         reuse: false,
     };
     let mut mix = None;
@@ -985,16 +997,30 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                     mix: DEFAULT_BLEND_MIX,
                 });
             }
-            "reuse" => budget.reuse = match value {
-                "0" => false,
-                "1" => true,
-                _ => return Err(invalid(
-                    spec,
-                    format!(
+            "cpuct" => {
+                let c_puct: f32 = parse_number(spec, key, value, "a number (0 to 100)")?;
+                if !(0.0..=100.0).contains(&c_puct) {
+                    return Err(invalid(
+                        spec,
+                        format!("cpuct must be 0 to 100, got {value}"),
+                    ));
+                }
+                budget.c_puct = Some(c_puct);
+            }
+            "reuse" => {
+                budget.reuse = match value {
+                    "0" => false,
+                    "1" => true,
+                    _ => {
+                        return Err(invalid(
+                            spec,
+                            format!(
                         "reuse must be 0 or 1 (keep the search tree between moves), got '{value}'"
                     ),
-                )),
-            },
+                        ))
+                    }
+                }
+            }
             "mix" => {
                 let share: f32 = parse_number(spec, key, value, "a number (0 to 1)")?;
                 if !(0.0..=1.0).contains(&share) {
@@ -1126,6 +1152,7 @@ mod tests {
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=runs/e.eval.json:mix=0.25",
             "uniform:sims=8:eval=e.eval.json:mix=1",
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=e.eval.json:mix=0.5:reuse=1",
+            "uniform:sims=8:cpuct=2.5:reuse=1",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -1262,7 +1289,9 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, reuse)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, cpuct, reuse)"),
+            ("uniform:sims=8:cpuct=-1", "player 'uniform:sims=8:cpuct=-1': cpuct must be 0 to 100, got -1"),
+            ("uniform:sims=8:cpuct=NaN", "player 'uniform:sims=8:cpuct=NaN': cpuct must be 0 to 100, got NaN"),
             ("uniform:sims=8:reuse=yes", "player 'uniform:sims=8:reuse=yes': reuse must be 0 or 1 (keep the search tree between moves), got 'yes'"),
             ("uniform:sims=8:mix=0.5", "player 'uniform:sims=8:mix=0.5': mix is the share of a learnt evaluation: give it with eval=E.eval.json"),
             ("uniform:sims=8:eval=e.json", "player 'uniform:sims=8:eval=e.json': eval must name a learnt evaluation PATH.eval.json (ninjazero fit-eval --out), got 'e.json'"),

@@ -79,6 +79,7 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
         batch: Some(batch),
         capture_logit,
         blend,
+        c_puct: None,
         reuse: false,
     };
     let captures = args.captures.map(|logit| logit as f32);

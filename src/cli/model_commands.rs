@@ -1,5 +1,6 @@
 //! `model`: creating and describing checkpoints.
 
+use super::numbers::whole;
 use super::parse_variant;
 use clap::Subcommand;
 use ninjazero_model::{Model, NetConfig, Preset};
@@ -15,6 +16,14 @@ pub enum ModelCommand {
         /// Network size: tiny, cpu or gpu.
         #[arg(long, default_value = "cpu")]
         preset: Preset,
+        /// Residual blocks instead of the preset's (a smaller network searches more
+        /// positions per second). [range: 1 to 64]
+        #[arg(long, value_parser = whole::<usize>(1, 64))]
+        blocks: Option<usize>,
+        /// Channels of the trunk and the policy head instead of the preset's.
+        /// [range: 4 to 512]
+        #[arg(long, value_parser = whole::<i64>(4, 512))]
+        channels: Option<i64>,
         /// Checkpoint path ending in `.safetensors` (a `.json` sidecar is written beside it).
         #[arg(long, value_parser = checkpoint_out)]
         out: PathBuf,
@@ -35,14 +44,19 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
         ModelCommand::Init {
             variant,
             preset,
+            blocks,
+            channels,
             out,
             seed,
             material_head,
         } => {
             tch::manual_seed(seed);
+            let base = preset.config();
             let config = NetConfig {
+                blocks: blocks.unwrap_or(base.blocks),
+                channels: channels.unwrap_or(base.channels),
                 material_head,
-                ..preset.config()
+                ..base
             };
             let model = Model::new(variant, &config, tch::Device::Cpu);
             model.save(&out)?;
@@ -51,10 +65,15 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
             } else {
                 ""
             };
-            println!(
-                "wrote {} ({preset} network{head} for {variant})",
-                out.display()
-            );
+            let size = if (config.blocks, config.channels) == (base.blocks, base.channels) {
+                format!("{preset} network")
+            } else {
+                format!(
+                    "{} blocks x {} channels, the rest of the {preset} preset",
+                    config.blocks, config.channels
+                )
+            };
+            println!("wrote {} ({size}{head} for {variant})", out.display());
         }
         ModelCommand::Info { checkpoint } => {
             let model = Model::load(&checkpoint, None, tch::Device::Cpu)?;
