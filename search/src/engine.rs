@@ -217,10 +217,10 @@ pub type EngineFactory<'f> = dyn Fn() -> Result<Box<dyn Engine>, String> + Sync 
 /// MCTS with a given evaluator: the search core of [`crate::mcts`] with its root policy
 /// from the settings (PUCT without noise, or the Gumbel root), a fresh tree every search
 /// unless it keeps its trees ([`MctsEngine::with_tree_reuse`]), and the most visited move
-/// (or the Gumbel root's choice) played. It evaluates one leaf
-/// at a time, or up to [`MctsEngine::with_batch`] leaves per network call (virtual loss):
-/// a network's positions per second grow with the batch, which buys simulations where
-/// the time per move is fixed.
+/// (or the Gumbel root's choice) played. It evaluates one leaf at a time, or up to
+/// [`MctsEngine::with_batch`] leaves per network call (virtual loss): a network's
+/// positions per second grow with the batch, which buys simulations where the time per
+/// move is fixed.
 pub struct MctsEngine {
     evaluator: Box<dyn Evaluator + Send>,
     config: SearchConfig,

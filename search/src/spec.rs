@@ -1012,12 +1012,8 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                     "0" => false,
                     "1" => true,
                     _ => {
-                        return Err(invalid(
-                            spec,
-                            format!(
-                        "reuse must be 0 or 1 (keep the search tree between moves), got '{value}'"
-                    ),
-                        ))
+                        let what = "reuse must be 0 or 1 (keep the search tree between moves)";
+                        return Err(invalid(spec, format!("{what}, got '{value}'")));
                     }
                 }
             }
