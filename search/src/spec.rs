@@ -771,6 +771,26 @@ where
     Ok(n)
 }
 
+/// A number from `range` in `what`, e.g. `captures must be 0 to 10 (log-odds per piece),
+/// got -1` (NaN is out of every range).
+fn parse_real_in(
+    spec: &str,
+    key: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<f32>,
+    what: &str,
+) -> Result<f32, SpecError> {
+    let x: f32 = parse_number(spec, key, value, &format!("a number ({what})"))?;
+    if !range.contains(&x) {
+        let (low, high) = (range.start(), range.end());
+        return Err(invalid(
+            spec,
+            format!("{key} must be {low} to {high} ({what}), got {value}"),
+        ));
+    }
+    Ok(x)
+}
+
 /// Splits `key=value` segments, allowing only `allowed` keys, each at most once.
 fn parse_options<'s>(
     spec: &str,
@@ -976,13 +996,7 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 )?)
             }
             "captures" => {
-                let logit: f32 = parse_number(spec, key, value, "a number (log-odds per piece)")?;
-                if !(0.0..=10.0).contains(&logit) {
-                    return Err(invalid(
-                        spec,
-                        format!("captures must be 0 to 10 (log-odds per piece), got {value}"),
-                    ));
-                }
+                let logit = parse_real_in(spec, key, value, 0.0..=10.0, "log-odds per piece")?;
                 budget.capture_logit = Some(logit);
             }
             "eval" => {
@@ -998,13 +1012,7 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 });
             }
             "cpuct" => {
-                let c_puct: f32 = parse_number(spec, key, value, "a number (0 to 100)")?;
-                if !(0.0..=100.0).contains(&c_puct) {
-                    return Err(invalid(
-                        spec,
-                        format!("cpuct must be 0 to 100, got {value}"),
-                    ));
-                }
+                let c_puct = parse_real_in(spec, key, value, 0.0..=100.0, "exploration constant")?;
                 budget.c_puct = Some(c_puct);
             }
             "reuse" => {
@@ -1286,8 +1294,8 @@ mod tests {
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
             ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, cpuct, reuse)"),
-            ("uniform:sims=8:cpuct=-1", "player 'uniform:sims=8:cpuct=-1': cpuct must be 0 to 100, got -1"),
-            ("uniform:sims=8:cpuct=NaN", "player 'uniform:sims=8:cpuct=NaN': cpuct must be 0 to 100, got NaN"),
+            ("uniform:sims=8:cpuct=-1", "player 'uniform:sims=8:cpuct=-1': cpuct must be 0 to 100 (exploration constant), got -1"),
+            ("uniform:sims=8:cpuct=NaN", "player 'uniform:sims=8:cpuct=NaN': cpuct must be 0 to 100 (exploration constant), got NaN"),
             ("uniform:sims=8:reuse=yes", "player 'uniform:sims=8:reuse=yes': reuse must be 0 or 1 (keep the search tree between moves), got 'yes'"),
             ("uniform:sims=8:mix=0.5", "player 'uniform:sims=8:mix=0.5': mix is the share of a learnt evaluation: give it with eval=E.eval.json"),
             ("uniform:sims=8:eval=e.json", "player 'uniform:sims=8:eval=e.json': eval must name a learnt evaluation PATH.eval.json (ninjazero fit-eval --out), got 'e.json'"),
