@@ -38,7 +38,7 @@ pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][
 /// its exploration constant (`cpuct=C`: [`SearchConfig::c_puct`]), and whether each
 /// search starts from the subtree of the engine's last one (`reuse=1`:
 /// [`MctsEngine::with_tree_reuse`], default off).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MctsBudget {
     pub sims: Option<u64>,
     pub ms: Option<u64>,
@@ -65,12 +65,7 @@ impl MctsBudget {
     pub fn simulations(sims: u64) -> MctsBudget {
         MctsBudget {
             sims: Some(sims),
-            ms: None,
-            batch: None,
-            capture_logit: None,
-            blend: None,
-            c_puct: None,
-            reuse: false,
+            ..MctsBudget::default()
         }
     }
 
@@ -973,15 +968,7 @@ pub const MAX_MCTS_BATCH: usize = 1024;
 /// `sims=`, `ms=` and `batch=` of an MCTS spec; [`DEFAULT_SIMULATIONS`] without `sims=`
 /// or `ms=`.
 fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecError> {
-    let mut budget = MctsBudget {
-        sims: None,
-        ms: None,
-        batch: None,
-        capture_logit: None,
-        blend: None,
-        c_puct: None,
-        reuse: false,
-    };
+    let mut budget = MctsBudget::default();
     let mut mix = None;
     for &(key, value) in options {
         match key {

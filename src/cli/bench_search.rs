@@ -74,13 +74,10 @@ pub fn run(args: BenchSearchArgs) -> anyhow::Result<()> {
     // The settings of each measured search, by leaves per call, then with captures, then
     // with the learnt evaluation mixed in; the first is the reference.
     let with = |batch: usize, capture_logit: Option<f32>, blend: Option<BlendSpec>| MctsBudget {
-        sims: Some(args.sims),
-        ms: None,
         batch: Some(batch),
         capture_logit,
         blend,
-        c_puct: None,
-        reuse: false,
+        ..MctsBudget::simulations(args.sims)
     };
     let captures = args.captures.map(|logit| logit as f32);
     let mut searches: Vec<MctsBudget> = batches.iter().map(|&b| with(b, None, None)).collect();
