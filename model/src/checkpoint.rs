@@ -142,6 +142,15 @@ pub fn checkpoint_id(path: &Path) -> Result<String, ModelError> {
     Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// libtorch's random generator is process-wide: building models holds this lock, so a seeded
+/// build's draws are never interleaved with another thread's (tests run in parallel).
+fn hold_generator() -> std::sync::MutexGuard<'static, ()> {
+    static GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    GENERATOR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The sidecar path of a checkpoint: the same name with `.json`.
 pub fn sidecar_path(checkpoint: &Path) -> PathBuf {
     checkpoint.with_extension("json")
@@ -151,6 +160,19 @@ impl Model {
     /// A freshly initialised network for `variant`. `config` must pass [`NetConfig::check`]
     /// (the presets do; [`Model::load`] checks a sidecar's).
     pub fn new(variant: Variant, config: &NetConfig, device: Device) -> Model {
+        let _held = hold_generator();
+        Model::initialised(variant, config, device)
+    }
+
+    /// [`Model::new`] drawn from libtorch's generator seeded with `seed`: the same network
+    /// for the same seed and config, whatever other threads build meanwhile.
+    pub fn seeded(variant: Variant, config: &NetConfig, device: Device, seed: i64) -> Model {
+        let _held = hold_generator();
+        tch::manual_seed(seed);
+        Model::initialised(variant, config, device)
+    }
+
+    fn initialised(variant: Variant, config: &NetConfig, device: Device) -> Model {
         let shape = BoardShape::of(variant);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config, shape);

@@ -157,8 +157,8 @@ pub fn initial_model(ctx: &RunContext) -> Result<bool, PipelineError> {
     }
     let scratch = ctx.scratch()?;
     let file = scratch.path().join("initial.safetensors");
-    tch::manual_seed(ctx.config.seed as i64);
-    Model::new(ctx.variant, &ctx.config.network.config(), Device::Cpu).save(&file)?;
+    let seed = ctx.config.seed as i64;
+    Model::seeded(ctx.variant, &ctx.config.network.config(), Device::Cpu, seed).save(&file)?;
     store_model(ctx.store, &key, &file)?;
     Ok(true)
 }

@@ -218,8 +218,7 @@ pub fn run(args: BenchNnArgs) -> anyhow::Result<()> {
     let positions = sample_positions(args.variant, largest);
     let moves: Vec<MoveList> = positions.iter().map(|p| p.legal_moves()).collect();
     for &preset in &args.presets {
-        tch::manual_seed(0);
-        let model = Model::new(args.variant, &preset.config(), args.device);
+        let model = Model::seeded(args.variant, &preset.config(), args.device, 0);
         let flops = model.net.config.flops_per_position(&model.net.shape);
         let mut reference = if args.no_python {
             Err(anyhow::anyhow!("skipped"))

@@ -50,7 +50,6 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
             seed,
             material_head,
         } => {
-            tch::manual_seed(seed);
             let base = preset.config();
             let config = NetConfig {
                 blocks: blocks.unwrap_or(base.blocks),
@@ -58,7 +57,7 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
                 material_head,
                 ..base
             };
-            let model = Model::new(variant, &config, tch::Device::Cpu);
+            let model = Model::seeded(variant, &config, tch::Device::Cpu, seed);
             model.save(&out)?;
             let head = if material_head {
                 " with the material head"

@@ -350,8 +350,7 @@ fn bench_presets(
             config.optimizer = optimizer;
         }
         let network = network_of(preset);
-        tch::manual_seed(0);
-        let model = Model::new(args.variant, &network.config(), args.device);
+        let model = Model::seeded(args.variant, &network.config(), args.device, 0);
         let init = dir.join(format!("{preset}.safetensors"));
         model.save(&init)?;
         let batch = synthetic_batch(&shape, config.batch_size, args.device);

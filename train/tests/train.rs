@@ -17,8 +17,7 @@ const VARIANT: Variant = Variant::InsaneNinja;
 
 /// A tiny freshly initialised network saved as `DIR/init.safetensors`.
 fn init_model(dir: &Path) -> PathBuf {
-    tch::manual_seed(7);
-    let model = Model::new(VARIANT, &Preset::Tiny.config(), Device::Cpu);
+    let model = Model::seeded(VARIANT, &Preset::Tiny.config(), Device::Cpu, 7);
     let path = dir.join("init.safetensors");
     model.save(&path).unwrap();
     path
@@ -671,12 +670,11 @@ fn the_material_head_learns_its_target_and_a_network_without_it_is_refused() {
     assert!(!dir.join("work").join(METRICS_FILE).exists());
 
     let init = dir.join("with-head.safetensors");
-    tch::manual_seed(7);
     let with_head = NetConfig {
         material_head: true,
         ..Preset::Tiny.config()
     };
-    Model::new(VARIANT, &with_head, Device::Cpu)
+    Model::seeded(VARIANT, &with_head, Device::Cpu, 7)
         .save(&init)
         .unwrap();
     let job = TrainJob {
