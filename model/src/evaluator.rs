@@ -133,7 +133,10 @@ pub struct NetworkEvaluator {
 }
 
 impl NetworkEvaluator {
-    pub fn new(model: Model) -> NetworkEvaluator {
+    /// Takes `model` for play: its batch norms are folded into its convolutions
+    /// ([`PolicyValueNet::fold_batch_norms`](crate::net::PolicyValueNet::fold_batch_norms)).
+    pub fn new(mut model: Model) -> NetworkEvaluator {
+        model.net.fold_batch_norms();
         let device = model.vs.device();
         NetworkEvaluator {
             model,

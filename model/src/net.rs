@@ -149,7 +149,22 @@ impl NetConfig {
 struct ConvBn {
     conv: nn::Conv2D,
     bn: nn::BatchNorm,
+    /// The convolution with the batch norm's running statistics folded in, for inference
+    /// (see [`PolicyValueNet::fold_batch_norms`]).
+    folded: Option<FoldedConv>,
 }
+
+/// A convolution with a bias that computes what a convolution and an inference-mode batch
+/// norm compute: one libtorch operation instead of two.
+#[derive(Debug)]
+struct FoldedConv {
+    weight: Tensor,
+    bias: Tensor,
+    padding: i64,
+}
+
+/// The `eps` of every batch norm here (tch's and PyTorch's default).
+const BATCH_NORM_EPS: f64 = 1e-5;
 
 impl ConvBn {
     fn new(path: nn::Path, inputs: i64, outputs: i64, kernel: i64) -> ConvBn {
@@ -160,13 +175,45 @@ impl ConvBn {
         };
         ConvBn {
             conv: nn::conv2d(&path / "conv", inputs, outputs, kernel, config),
-            bn: nn::batch_norm2d(&path / "bn", outputs, Default::default()),
+            bn: nn::batch_norm2d(
+                &path / "bn",
+                outputs,
+                nn::BatchNormConfig {
+                    eps: BATCH_NORM_EPS,
+                    ..Default::default()
+                },
+            ),
+            folded: None,
         }
+    }
+
+    /// Batch norm `y = (x - mean) / sqrt(var + eps) * gamma + beta` after a convolution `x =
+    /// W * input` is the convolution with weights `W * s` and bias `beta - mean * s`, where
+    /// `s = gamma / sqrt(var + eps)` per output channel.
+    fn fold(&mut self) {
+        tch::no_grad(|| {
+            let bn = &self.bn;
+            let (gamma, beta) = (bn.ws.as_ref(), bn.bs.as_ref());
+            let ones = bn.running_var.ones_like();
+            let scale = gamma.unwrap_or(&ones) / (&bn.running_var + BATCH_NORM_EPS).sqrt();
+            let shift = beta.map_or_else(|| ones.zeros_like(), Tensor::shallow_clone);
+            let weight = &self.conv.ws * scale.view([-1, 1, 1, 1]);
+            self.folded = Some(FoldedConv {
+                weight: channels_last(&weight),
+                bias: shift - &bn.running_mean * &scale,
+                padding: self.conv.ws.size()[2] / 2,
+            });
+        });
     }
 
     /// Without the ReLU (the residual adds before it).
     fn forward_linear(&self, xs: &Tensor, train: bool) -> Tensor {
-        xs.apply(&self.conv).apply_t(&self.bn, train)
+        match (&self.folded, train) {
+            (Some(f), false) => {
+                xs.conv2d(&f.weight, Some(&f.bias), [1, 1], [f.padding; 2], [1, 1], 1)
+            }
+            _ => xs.apply(&self.conv).apply_t(&self.bn, train),
+        }
     }
 
     fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
@@ -310,6 +357,27 @@ impl PolicyValueNet {
         }
     }
 
+    /// Folds each batch norm's running statistics into its convolution, so that forward
+    /// passes with `train == false` run one operation where they ran two (batch-1 searches
+    /// spend most of their time in such small operations). The folded copies do not follow
+    /// later changes of the weights: only for a network that is no longer trained, such as
+    /// a player's. Forward passes with `train == true` are unchanged.
+    pub fn fold_batch_norms(&mut self) {
+        let blocks = self
+            .blocks
+            .iter_mut()
+            .flat_map(|b| [&mut b.first, &mut b.second]);
+        let heads = [&mut self.policy_hidden, &mut self.value_hidden];
+        let material = self.material.as_mut().map(|m| &mut m.hidden);
+        for conv_bn in std::iter::once(&mut self.input)
+            .chain(blocks)
+            .chain(heads)
+            .chain(material)
+        {
+            conv_bn.fold();
+        }
+    }
+
     /// Policy logits and WDL logits.
     pub fn forward(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
         self.heads(&self.trunk(xs, train), train)
@@ -370,14 +438,18 @@ pub fn use_channels_last(vs: &nn::VarStore) {
     tch::no_grad(|| {
         for (_, mut weight) in vs.variables() {
             if weight.dim() == 4 {
-                let channels_last = weight
-                    .permute([0, 2, 3, 1])
-                    .contiguous()
-                    .permute([0, 3, 1, 2]);
-                weight.set_data(&channels_last);
+                weight.set_data(&channels_last(&weight));
             }
         }
     });
+}
+
+/// The same values as `weight` (4-dimensional), stored channels-last.
+fn channels_last(weight: &Tensor) -> Tensor {
+    weight
+        .permute([0, 2, 3, 1])
+        .contiguous()
+        .permute([0, 3, 1, 2])
 }
 
 #[cfg(test)]

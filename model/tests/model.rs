@@ -130,6 +130,62 @@ fn trained_looking_model(variant: Variant) -> Model {
 }
 
 #[test]
+fn folding_the_batch_norms_keeps_what_the_network_computes() {
+    let config = NetConfig {
+        squeeze_excitation: true,
+        material_head: true,
+        ..Preset::Tiny.config()
+    };
+    let mut model = Model::seeded(Variant::InsaneNinja, &config, Device::Cpu, 5);
+    // Batch-norm scales, shifts and statistics far from their initial 1s and 0s, each
+    // channel its own.
+    tch::no_grad(|| {
+        for (name, mut tensor) in model.vs.variables() {
+            let varied = |low: f64, high: f64| {
+                let n = tensor.size()[0];
+                let unit = (Tensor::arange(n, (tch::Kind::Float, Device::Cpu)) * 0.7)
+                    .sin()
+                    .abs();
+                unit * (high - low) + low
+            };
+            let value = match name.rsplit('.').next() {
+                Some("running_var") => varied(0.2, 3.0),
+                Some("running_mean") => varied(-1.0, 1.0),
+                Some("weight") if name.contains(".bn.") => varied(0.3, 2.0),
+                Some("bias") if name.contains(".bn.") => varied(-0.5, 0.5),
+                _ => continue,
+            };
+            tensor.copy_(&value);
+        }
+    });
+    let dims = model.net.shape.input_dims(3);
+    let count = dims.iter().product::<i64>();
+    let xs = (Tensor::arange(count, (tch::Kind::Float, Device::Cpu)) * 0.37)
+        .cos()
+        .abs()
+        .reshape(dims);
+    let outputs = |model: &Model| {
+        let (policy, wdl, material) = tch::no_grad(|| model.net.forward_with_material(&xs, false));
+        [policy, wdl, material.unwrap()]
+    };
+    let before = outputs(&model);
+    model.net.fold_batch_norms();
+    let after = outputs(&model);
+    for (name, (a, b)) in ["policy", "wdl", "material"]
+        .iter()
+        .zip(before.iter().zip(&after))
+    {
+        let scale = a.abs().max().double_value(&[]);
+        let difference = (a - b).abs().max().double_value(&[]);
+        assert!(scale > 0.1, "{name} outputs are all near 0: a weak test");
+        assert!(
+            difference < 1e-4 * scale,
+            "{name} differs by {difference} (scale {scale})"
+        );
+    }
+}
+
+#[test]
 fn a_seeded_network_is_the_same_while_other_threads_build_networks() {
     let config = Preset::Tiny.config();
     let parameters = |model: &Model| -> Vec<(String, Vec<f32>)> {
