@@ -162,6 +162,16 @@ impl std::str::FromStr for RootSearch {
     }
 }
 
+/// The range of [`SearchConfig::policy_temperature`]: below it the priors collapse onto
+/// one move, above it they are uniform for every purpose.
+pub const MIN_POLICY_TEMPERATURE: f32 = 0.1;
+pub const MAX_POLICY_TEMPERATURE: f32 = 10.0;
+
+/// The range of [`SearchConfig::fpu_reduction`]: values lie in [-1, 1], so a reduction
+/// of 2 already values every unvisited move as lost.
+pub const MIN_FPU_REDUCTION: f32 = -2.0;
+pub const MAX_FPU_REDUCTION: f32 = 2.0;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchConfig {
     pub root_search: RootSearch,
@@ -201,6 +211,12 @@ pub struct SearchConfig {
     /// move generations per leaf. 0 leaves the network's value as it is.
     #[serde(default)]
     pub capture_logit: f32,
+    /// The network's priors are flattened to `p^(1/T)` (renormalised) before the search
+    /// uses them: lc0's policy softmax temperature. Above 1 a few hundred simulations look
+    /// at more of the moves a small network ranks just below its favourite; 1 keeps the
+    /// priors as they are.
+    #[serde(default = "one")]
+    pub policy_temperature: f32,
     /// Actions considered by the Gumbel root (top-k).
     pub gumbel_actions: usize,
     /// Resign when the root value stays below this for `resign_consecutive` own moves.
@@ -218,6 +234,10 @@ pub struct SearchConfig {
 
 fn adjudicate_by_default() -> bool {
     true
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 impl SearchConfig {
@@ -251,7 +271,12 @@ impl SearchConfig {
             1.0,
         )?;
         real("c_puct", self.c_puct.into(), 0.0, 100.0)?;
-        real("fpu_reduction", self.fpu_reduction.into(), -2.0, 2.0)?;
+        real(
+            "fpu_reduction",
+            self.fpu_reduction.into(),
+            MIN_FPU_REDUCTION.into(),
+            MAX_FPU_REDUCTION.into(),
+        )?;
         real(
             "dirichlet_alpha_total",
             self.dirichlet_alpha_total,
@@ -272,6 +297,12 @@ impl SearchConfig {
             1.0,
         )?;
         real("capture_logit", self.capture_logit.into(), 0.0, 10.0)?;
+        real(
+            "policy_temperature",
+            self.policy_temperature.into(),
+            MIN_POLICY_TEMPERATURE.into(),
+            MAX_POLICY_TEMPERATURE.into(),
+        )?;
         real("resign_threshold", self.resign_threshold.into(), -1.0, 1.0)?;
         real(
             "resign_disabled_fraction",
@@ -297,6 +328,7 @@ impl Default for SearchConfig {
             temperature_endgame: 0.0,
             repetition_penalty: 0.0,
             capture_logit: 0.0,
+            policy_temperature: 1.0,
             gumbel_actions: 16,
             resign_threshold: -0.9,
             resign_consecutive: 3,

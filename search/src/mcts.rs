@@ -88,6 +88,20 @@ fn with_captures(value: f32, pieces: i32, logit: f32) -> f32 {
     expected_score(log_odds(value) + logit * pieces as f32)
 }
 
+/// `priors` raised to `1 / temperature` and renormalised, into `out`: softmax(logits / T)
+/// for priors that are softmax(logits). Priors summing to nothing stay as they are.
+fn temper(priors: &[f32], temperature: f32, out: &mut Vec<f32>) {
+    out.clear();
+    out.extend(priors.iter().map(|p| p.powf(1.0 / temperature)));
+    let sum: f32 = out.iter().sum();
+    if sum > 0.0 && sum.is_finite() {
+        out.iter_mut().for_each(|p| *p /= sum);
+    } else {
+        out.clear();
+        out.extend_from_slice(priors);
+    }
+}
+
 /// Units of a [`LeafBlend`]'s capture table per unit of log-odds (whole units, as
 /// [`MaterialTable`] counts).
 const BLEND_UNITS_PER_LOG_ODDS: f32 = 1000.0;
@@ -176,6 +190,10 @@ pub struct MctsSearch {
     /// ([`SearchConfig::capture_logit`]); 0 leaves leaves unresolved.
     capture_logit: f32,
     blend: Option<LeafBlend>,
+    /// [`SearchConfig::policy_temperature`], and the buffer its tempered priors go
+    /// through (kept, so that expanding a leaf allocates nothing).
+    policy_temperature: f32,
+    tempered: Vec<f32>,
     policy: RootPolicy,
     /// Simulations of this search (on top of what a reused tree holds).
     budget: u32,
@@ -280,6 +298,8 @@ impl MctsSearch {
             repetition: RepetitionScore::below_root(config.repetition_penalty),
             capture_logit: config.capture_logit,
             blend: None,
+            policy_temperature: config.policy_temperature,
+            tempered: Vec::new(),
             policy: RootPolicy::Puct,
             budget: 0,
             done: 0,
@@ -484,8 +504,17 @@ impl MctsSearch {
         );
         for (leaf, evaluation) in std::mem::take(&mut self.leaves).iter().zip(evaluations) {
             self.tree.set_in_flight(&leaf.path, -1);
-            self.tree
-                .expand(leaf.node(), &leaf.moves, &evaluation.priors);
+            let priors = if self.policy_temperature == 1.0 {
+                &evaluation.priors
+            } else {
+                temper(
+                    &evaluation.priors,
+                    self.policy_temperature,
+                    &mut self.tempered,
+                );
+                &self.tempered
+            };
+            self.tree.expand(leaf.node(), &leaf.moves, priors);
             let mut value =
                 with_captures(evaluation.value(), leaf.capture_gain, self.capture_logit);
             if let (Some(blend), Some(learnt)) = (&self.blend, leaf.learnt_log_odds) {

@@ -13,6 +13,9 @@ use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
 use crate::mcts::LeafBlend;
 use crate::uci_engine::{UciEngine, UciSettings, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::SearchConfig;
+use ninjazero_data::settings::{
+    MAX_FPU_REDUCTION, MAX_POLICY_TEMPERATURE, MIN_FPU_REDUCTION, MIN_POLICY_TEMPERATURE,
+};
 use ninjazero_model::{Model, NetworkEvaluator, PieceSquareEval, UniformEvaluator};
 use ninjazero_rules::{ByRole, Role, Variant};
 use std::fmt;
@@ -25,8 +28,8 @@ use std::time::Duration;
 pub const DEFAULT_SIMULATIONS: u64 = 64;
 
 /// The spec forms, for error messages and help texts.
-pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:reuse=1], \
-     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:reuse=1], \
+pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:fpu=R][:ptemp=T][:reuse=1], \
+     mcts:PATH.safetensors[:sims=N][:ms=T][:batch=B][:captures=L][:eval=E.eval.json[:mix=M]][:cpuct=C][:fpu=R][:ptemp=T][:reuse=1], \
      alphabeta[:PATH.safetensors|:PATH.eval.json]:depth=D and/or :ms=T [:soft=T] [:values=P=1,N=3,...] [:mobility=W] [:pick=M] \
      or uci:COMMAND with depth=D, nodes=N and/or ms=T [:timeout=S] [:OPTION=VALUE...]";
 
@@ -35,7 +38,9 @@ pub const SPEC_HELP: &str = "expected random, uniform[:sims=N][:ms=T][:batch=B][
 /// evaluates per network call (`batch=`, default 1), whether its leaves resolve
 /// captures (`captures=L`: [`SearchConfig::capture_logit`], default 0), whether a
 /// learnt evaluation is mixed into their values (`eval=E.eval.json:mix=M`: [`LeafBlend`]),
-/// its exploration constant (`cpuct=C`: [`SearchConfig::c_puct`]), and whether each
+/// its exploration constant (`cpuct=C`: [`SearchConfig::c_puct`]), its first-play urgency
+/// (`fpu=R`: [`SearchConfig::fpu_reduction`]), its policy temperature (`ptemp=T`:
+/// [`SearchConfig::policy_temperature`]), and whether each
 /// search starts from the subtree of the engine's last one (`reuse=1`:
 /// [`MctsEngine::with_tree_reuse`], default off).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,6 +51,8 @@ pub struct MctsBudget {
     pub capture_logit: Option<f32>,
     pub blend: Option<BlendSpec>,
     pub c_puct: Option<f32>,
+    pub fpu_reduction: Option<f32>,
+    pub policy_temperature: Option<f32>,
     pub reuse: bool,
 }
 
@@ -77,13 +84,17 @@ impl MctsBudget {
         }
     }
 
-    /// The engine's search settings: the defaults with the spec's capture logit and
-    /// exploration constant.
+    /// The engine's search settings: the defaults with the spec's capture logit,
+    /// exploration constant, first-play urgency and policy temperature.
     pub fn search_config(&self) -> SearchConfig {
         let defaults = SearchConfig::default();
         SearchConfig {
             capture_logit: self.capture_logit.unwrap_or(0.0),
             c_puct: self.c_puct.unwrap_or(defaults.c_puct),
+            fpu_reduction: self.fpu_reduction.unwrap_or(defaults.fpu_reduction),
+            policy_temperature: self
+                .policy_temperature
+                .unwrap_or(defaults.policy_temperature),
             ..defaults
         }
     }
@@ -91,7 +102,7 @@ impl MctsBudget {
 
 impl fmt::Display for MctsBudget {
     /// `:sims=N`, `:ms=T` or both, then `:batch=B`, `:captures=L`, `:eval=E:mix=M`,
-    /// `:cpuct=C` and `:reuse=1` if given.
+    /// `:cpuct=C`, `:fpu=R`, `:ptemp=T` and `:reuse=1` if given.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sims) = self.sims {
             write!(f, ":sims={sims}")?;
@@ -110,6 +121,12 @@ impl fmt::Display for MctsBudget {
         }
         if let Some(c_puct) = self.c_puct {
             write!(f, ":cpuct={c_puct}")?;
+        }
+        if let Some(reduction) = self.fpu_reduction {
+            write!(f, ":fpu={reduction}")?;
+        }
+        if let Some(temperature) = self.policy_temperature {
+            write!(f, ":ptemp={temperature}")?;
         }
         if self.reuse {
             write!(f, ":reuse=1")?;
@@ -842,7 +859,7 @@ fn parse_milliseconds(spec: &str, value: &str) -> Result<u64, SpecError> {
 
 /// The options of an MCTS spec.
 const MCTS_OPTIONS: &[&str] = &[
-    "sims", "ms", "batch", "captures", "eval", "mix", "cpuct", "reuse",
+    "sims", "ms", "batch", "captures", "eval", "mix", "cpuct", "fpu", "ptemp", "reuse",
 ];
 
 /// The options of an alpha-beta spec (without a network, the first four).
@@ -1002,6 +1019,26 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 let c_puct = parse_real_in(spec, key, value, 0.0..=100.0, "exploration constant")?;
                 budget.c_puct = Some(c_puct);
             }
+            "fpu" => {
+                let reduction = parse_real_in(
+                    spec,
+                    key,
+                    value,
+                    MIN_FPU_REDUCTION..=MAX_FPU_REDUCTION,
+                    "first-play urgency reduction",
+                )?;
+                budget.fpu_reduction = Some(reduction);
+            }
+            "ptemp" => {
+                let temperature = parse_real_in(
+                    spec,
+                    key,
+                    value,
+                    MIN_POLICY_TEMPERATURE..=MAX_POLICY_TEMPERATURE,
+                    "policy temperature",
+                )?;
+                budget.policy_temperature = Some(temperature);
+            }
             "reuse" => {
                 budget.reuse = match value {
                     "0" => false,
@@ -1144,6 +1181,7 @@ mod tests {
             "uniform:sims=8:eval=e.eval.json:mix=1",
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=e.eval.json:mix=0.5:reuse=1",
             "uniform:sims=8:cpuct=2.5:reuse=1",
+            "mcts:gen-0001.safetensors:ms=100:fpu=0.5:ptemp=1.5",
             "alphabeta:depth=3",
             "alphabeta:ms=200",
             "alphabeta:depth=4:ms=50",
@@ -1246,6 +1284,22 @@ mod tests {
         );
     }
 
+    /// `fpu=` and `ptemp=` reach the search settings; without them the defaults hold.
+    #[test]
+    fn an_mcts_spec_sets_its_first_play_urgency_and_policy_temperature() {
+        let config = |text: &str| match parse(text) {
+            EngineSpec::Uniform(budget) | EngineSpec::Mcts { budget, .. } => budget.search_config(),
+            other => panic!("'{text}' is not an MCTS spec: {other:?}"),
+        };
+        let tuned = config("mcts:n.safetensors:ms=100:fpu=-0.25:ptemp=1.5");
+        assert_eq!(tuned.fpu_reduction, -0.25);
+        assert_eq!(tuned.policy_temperature, 1.5);
+        assert_eq!(config("uniform:sims=8"), SearchConfig::default());
+        tuned
+            .validate()
+            .expect("the parser keeps to the settings' ranges");
+    }
+
     #[test]
     fn bad_specs_say_what_is_wrong() {
         let error = |text: &str| match text.parse::<EngineSpec>() {
@@ -1280,7 +1334,11 @@ mod tests {
             ("uniform:sims=many", "player 'uniform:sims=many': sims must be a positive whole number, got 'many'"),
             ("uniform:sims=0", "player 'uniform:sims=0': sims must be at least 1"),
             ("uniform:ms=x", "player 'uniform:ms=x': ms must be a whole number of milliseconds, got 'x'"),
-            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, cpuct, reuse)"),
+            ("uniform:simulations=8", "player 'uniform:simulations=8': unknown option 'simulations' (this player takes: sims, ms, batch, captures, eval, mix, cpuct, fpu, ptemp, reuse)"),
+            ("uniform:sims=8:ptemp=0", "player 'uniform:sims=8:ptemp=0': ptemp must be 0.1 to 10 (policy temperature), got 0"),
+            ("uniform:sims=8:ptemp=inf", "player 'uniform:sims=8:ptemp=inf': ptemp must be 0.1 to 10 (policy temperature), got inf"),
+            ("uniform:sims=8:fpu=3", "player 'uniform:sims=8:fpu=3': fpu must be -2 to 2 (first-play urgency reduction), got 3"),
+            ("uniform:sims=8:fpu=x", "player 'uniform:sims=8:fpu=x': fpu must be a number (first-play urgency reduction), got 'x'"),
             ("uniform:sims=8:cpuct=-1", "player 'uniform:sims=8:cpuct=-1': cpuct must be 0 to 100 (exploration constant), got -1"),
             ("uniform:sims=8:cpuct=NaN", "player 'uniform:sims=8:cpuct=NaN': cpuct must be 0 to 100 (exploration constant), got NaN"),
             ("uniform:sims=8:reuse=yes", "player 'uniform:sims=8:reuse=yes': reuse must be 0 or 1 (keep the search tree between moves), got 'yes'"),

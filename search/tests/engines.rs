@@ -299,6 +299,46 @@ fn search_uniformly(core: &mut MctsSearch, game: &Game, budget: u32, rng: &mut S
     }
 }
 
+/// The root's priors after one simulation whose evaluation gives the legal moves priors
+/// proportional to 1, 2, 3, ..., searched at `policy_temperature`.
+fn root_priors_at(policy_temperature: f32) -> (Vec<f32>, Vec<f32>) {
+    let game = Game::new(Variant::Chess);
+    let config = SearchConfig {
+        policy_temperature,
+        ..SearchConfig::default()
+    };
+    let mut core = MctsSearch::new(game.position().clone(), &config);
+    let rng = &mut StdRng::seed_from_u64(1);
+    core.start(1, RootPolicy::Puct, rng);
+    assert!(core.next_leaf(game.hashes()));
+    let moves = core.request().unwrap().moves.len();
+    let total = (moves * (moves + 1) / 2) as f32;
+    let given: Vec<f32> = (1..=moves).map(|i| i as f32 / total).collect();
+    let evaluation = Evaluation {
+        priors: given.clone(),
+        wdl: [0.4, 0.2, 0.4],
+    };
+    core.complete_leaf(&evaluation, rng);
+    (given, core.priors())
+}
+
+/// A policy temperature T searches with priors p^(1/T), renormalised (softmax of the
+/// logits over T); at 1 the evaluator's priors are kept bit for bit.
+#[test]
+fn a_policy_temperature_flattens_the_priors_the_search_uses() {
+    let (given, kept) = root_priors_at(1.0);
+    assert_eq!(kept, given);
+    let (given, flattened) = root_priors_at(2.0);
+    let roots: Vec<f32> = given.iter().map(|p| p.sqrt()).collect();
+    let sum: f32 = roots.iter().sum();
+    for (got, root) in flattened.iter().zip(&roots) {
+        assert!((got - root / sum).abs() < 1e-6, "{got} vs {}", root / sum);
+    }
+    let ratio = |p: &[f32]| p[p.len() - 1] / p[0];
+    assert!((ratio(&flattened) - ratio(&given).sqrt()).abs() < 1e-3);
+    assert!(ratio(&flattened) < ratio(&given));
+}
+
 /// The start position after 1. Nf3 Nf6 2. Ng1 Ng8: the root has occurred twice, and
 /// 3. Nf3 would repeat the position after 1. Nf3.
 fn knights_out_and_back() -> Game {
