@@ -359,9 +359,10 @@ impl PolicyValueNet {
 
     /// Folds each batch norm's running statistics into its convolution, so that forward
     /// passes with `train == false` run one operation where they ran two, saving a pass over
-    /// each layer's output (most felt at batch 1, where the layers are small). The folded copies do not follow
-    /// later changes of the weights: only for a network that is no longer trained, such as
-    /// a player's. Forward passes with `train == true` are unchanged.
+    /// each layer's output (most felt at batch 1, where the layers are small). The folded
+    /// copies do not follow later changes of the weights: only for a network that is no
+    /// longer trained, such as a player's. Forward passes with `train == true` are
+    /// unchanged.
     pub fn fold_batch_norms(&mut self) {
         let blocks = self
             .blocks
