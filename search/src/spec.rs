@@ -567,18 +567,13 @@ impl FromStr for EngineSpec {
                             ))
                         }
                         "mobility" => {
-                            let w: f32 =
-                                parse_number(spec, key, value, "a number (Pawns per move)")?;
-                            if !w.is_finite() {
-                                return Err(invalid(spec, "mobility must be finite".into()));
-                            }
-                            if !(-MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT).contains(&w) {
-                                return Err(invalid(
-                                    spec,
-                                    format!("mobility must be -{MAX_MOBILITY_WEIGHT} to {MAX_MOBILITY_WEIGHT} Pawns per move, got {value}"),
-                                ));
-                            }
-                            config.mobility_weight = w;
+                            config.mobility_weight = parse_real_in(
+                                spec,
+                                key,
+                                value,
+                                -MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT,
+                                "Pawns per move",
+                            )?
                         }
                         _ => {} // pick and soft, read above
                     }
@@ -933,27 +928,13 @@ fn parse_soft(spec: &str, options: &[(&str, &str)]) -> Result<Option<f32>, SpecE
     let Some(&(key, value)) = options.iter().find(|(key, _)| *key == "soft") else {
         return Ok(None);
     };
-    let temperature: f32 = parse_number(spec, key, value, "a number (Pawns)")?;
-    if !(MIN_SOFT_TEMPERATURE..=MAX_SOFT_TEMPERATURE).contains(&temperature) {
-        return Err(invalid(
-            spec,
-            format!(
-                "soft must be {MIN_SOFT_TEMPERATURE} to {MAX_SOFT_TEMPERATURE} Pawns, got {value}"
-            ),
-        ));
-    }
-    Ok(Some(temperature))
+    let range = MIN_SOFT_TEMPERATURE..=MAX_SOFT_TEMPERATURE;
+    parse_real_in(spec, key, value, range, "Pawns").map(Some)
 }
 
 /// `pick=M`: Pawns from 0 to [`MAX_PICK_MARGIN`], in whole centipawns.
 fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
-    let margin: f32 = parse_number(spec, key, value, "a number (Pawns)")?;
-    if !(0.0..=MAX_PICK_MARGIN).contains(&margin) {
-        return Err(invalid(
-            spec,
-            format!("pick must be 0 to {MAX_PICK_MARGIN} Pawns, got {value}"),
-        ));
-    }
+    let margin = parse_real_in(spec, key, value, 0.0..=MAX_PICK_MARGIN, "Pawns")?;
     // The search scores in whole centipawns: a finer margin would be rounded unseen.
     let centipawns = margin * 100.0;
     if (centipawns - centipawns.round()).abs() > 1e-3 {
@@ -1050,11 +1031,8 @@ fn mcts_budget(spec: &str, options: &[(&str, &str)]) -> Result<MctsBudget, SpecE
                 }
             }
             "mix" => {
-                let share: f32 = parse_number(spec, key, value, "a number (0 to 1)")?;
-                if !(0.0..=1.0).contains(&share) {
-                    return Err(invalid(spec, format!("mix must be 0 to 1, got {value}")));
-                }
-                mix = Some(share);
+                let what = "share of the learnt evaluation";
+                mix = Some(parse_real_in(spec, key, value, 0.0..=1.0, what)?);
             }
             _ => {
                 let n: u64 = parse_number(spec, "sims", value, "a positive whole number")?;
@@ -1312,21 +1290,21 @@ mod tests {
             ("alphabeta:depth=0", "player 'alphabeta:depth=0': depth must be 1 to 64 plies, got 0"),
             ("alphabeta:ms=0", "player 'alphabeta:ms=0': ms must be positive"),
             ("alphabeta:depth=2:depth=3", "player 'alphabeta:depth=2:depth=3': option 'depth' given twice"),
-            ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be finite"),
+            ("alphabeta:depth=2:mobility=inf", "player 'alphabeta:depth=2:mobility=inf': mobility must be -1 to 1 (Pawns per move), got inf"),
             ("alphabeta:n.safetensors:ms=100:mobility=0.1", "player 'alphabeta:n.safetensors:ms=100:mobility=0.1': mobility is counted only with pick=M (a network that evaluates replaces material plus mobility)"),
             ("alphabeta:depth=2:pick=0.5", "player 'alphabeta:depth=2:pick=0.5': unknown option 'pick' (this player takes: depth, ms, soft, values, mobility)"),
-            ("alphabeta:n.safetensors:depth=2:pick=6", "player 'alphabeta:n.safetensors:depth=2:pick=6': pick must be 0 to 5 Pawns, got 6"),
-            ("alphabeta:n.safetensors:depth=2:pick=NaN", "player 'alphabeta:n.safetensors:depth=2:pick=NaN': pick must be 0 to 5 Pawns, got NaN"),
-            ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 Pawns, got -0.1"),
+            ("alphabeta:n.safetensors:depth=2:pick=6", "player 'alphabeta:n.safetensors:depth=2:pick=6': pick must be 0 to 5 (Pawns), got 6"),
+            ("alphabeta:n.safetensors:depth=2:pick=NaN", "player 'alphabeta:n.safetensors:depth=2:pick=NaN': pick must be 0 to 5 (Pawns), got NaN"),
+            ("alphabeta:n.safetensors:depth=2:pick=-0.1", "player 'alphabeta:n.safetensors:depth=2:pick=-0.1': pick must be 0 to 5 (Pawns), got -0.1"),
             ("alphabeta:n.safetensors:depth=2:pick=x", "player 'alphabeta:n.safetensors:depth=2:pick=x': pick must be a number (Pawns), got 'x'"),
             ("alphabeta:n.safetensors:depth=2:pick=0.123", "player 'alphabeta:n.safetensors:depth=2:pick=0.123': pick must be a whole number of centipawns (e.g. 0.25), got 0.123"),
             ("alphabeta:e.eval.json", "player 'alphabeta:e.eval.json': alphabeta needs depth=D (plies) or ms=T (milliseconds per move), e.g. alphabeta:depth=3"),
             ("alphabeta:e.eval.json:depth=2:values=N=3", "player 'alphabeta:e.eval.json:depth=2:values=N=3': unknown option 'values' (this player takes: depth, ms, soft)"),
-            ("alphabeta:depth=2:soft=0", "player 'alphabeta:depth=2:soft=0': soft must be 0.01 to 5 Pawns, got 0"),
-            ("alphabeta:depth=2:soft=0.009", "player 'alphabeta:depth=2:soft=0.009': soft must be 0.01 to 5 Pawns, got 0.009"),
-            ("alphabeta:depth=2:soft=-1", "player 'alphabeta:depth=2:soft=-1': soft must be 0.01 to 5 Pawns, got -1"),
-            ("alphabeta:depth=2:soft=NaN", "player 'alphabeta:depth=2:soft=NaN': soft must be 0.01 to 5 Pawns, got NaN"),
-            ("alphabeta:e.eval.json:depth=2:soft=5.5", "player 'alphabeta:e.eval.json:depth=2:soft=5.5': soft must be 0.01 to 5 Pawns, got 5.5"),
+            ("alphabeta:depth=2:soft=0", "player 'alphabeta:depth=2:soft=0': soft must be 0.01 to 5 (Pawns), got 0"),
+            ("alphabeta:depth=2:soft=0.009", "player 'alphabeta:depth=2:soft=0.009': soft must be 0.01 to 5 (Pawns), got 0.009"),
+            ("alphabeta:depth=2:soft=-1", "player 'alphabeta:depth=2:soft=-1': soft must be 0.01 to 5 (Pawns), got -1"),
+            ("alphabeta:depth=2:soft=NaN", "player 'alphabeta:depth=2:soft=NaN': soft must be 0.01 to 5 (Pawns), got NaN"),
+            ("alphabeta:e.eval.json:depth=2:soft=5.5", "player 'alphabeta:e.eval.json:depth=2:soft=5.5': soft must be 0.01 to 5 (Pawns), got 5.5"),
             ("alphabeta:n.safetensors:depth=2:soft=warm", "player 'alphabeta:n.safetensors:depth=2:soft=warm': soft must be a number (Pawns), got 'warm'"),
             ("alphabeta:depth=2:soft=0.5:soft=1", "player 'alphabeta:depth=2:soft=0.5:soft=1': option 'soft' given twice"),
             ("alphabeta:e.eval.json:depth=65", "player 'alphabeta:e.eval.json:depth=65': depth must be 1 to 64 plies, got 65"),
@@ -1344,9 +1322,9 @@ mod tests {
             ("uniform:sims=8:reuse=yes", "player 'uniform:sims=8:reuse=yes': reuse must be 0 or 1 (keep the search tree between moves), got 'yes'"),
             ("uniform:sims=8:mix=0.5", "player 'uniform:sims=8:mix=0.5': mix is the share of a learnt evaluation: give it with eval=E.eval.json"),
             ("uniform:sims=8:eval=e.json", "player 'uniform:sims=8:eval=e.json': eval must name a learnt evaluation PATH.eval.json (ninjazero fit-eval --out), got 'e.json'"),
-            ("mcts:x.safetensors:eval=e.eval.json:mix=1.5", "player 'mcts:x.safetensors:eval=e.eval.json:mix=1.5': mix must be 0 to 1, got 1.5"),
-            ("mcts:x.safetensors:eval=e.eval.json:mix=NaN", "player 'mcts:x.safetensors:eval=e.eval.json:mix=NaN': mix must be 0 to 1, got NaN"),
-            ("mcts:x.safetensors:eval=e.eval.json:mix=half", "player 'mcts:x.safetensors:eval=e.eval.json:mix=half': mix must be a number (0 to 1), got 'half'"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=1.5", "player 'mcts:x.safetensors:eval=e.eval.json:mix=1.5': mix must be 0 to 1 (share of the learnt evaluation), got 1.5"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=NaN", "player 'mcts:x.safetensors:eval=e.eval.json:mix=NaN': mix must be 0 to 1 (share of the learnt evaluation), got NaN"),
+            ("mcts:x.safetensors:eval=e.eval.json:mix=half", "player 'mcts:x.safetensors:eval=e.eval.json:mix=half': mix must be a number (share of the learnt evaluation), got 'half'"),
             ("uniform:batch=0", "player 'uniform:batch=0': batch must be 1 to 1024 leaves, got 0"),
             ("mcts:x.safetensors:batch=-3", "player 'mcts:x.safetensors:batch=-3': batch must be a whole number of leaves, got '-3'"),
             ("uniform:sims=8:batch=1025", "player 'uniform:sims=8:batch=1025': batch must be 1 to 1024 leaves, got 1025"),
@@ -1399,9 +1377,9 @@ mod tests {
             ("alphabeta:depth=2:values=N=3,Q=-9", "player 'alphabeta:depth=2:values=N=3,Q=-9': piece value 'Q=-9': must be 0 to 20 Pawns"),
             ("alphabeta:depth=2:values=Q=20.01", "player 'alphabeta:depth=2:values=Q=20.01': piece value 'Q=20.01': must be 0 to 20 Pawns"),
             ("alphabeta:n.safetensors:depth=2:values=Q=-1", "player 'alphabeta:n.safetensors:depth=2:values=Q=-1': piece value 'Q=-1': must be 0 to 20 Pawns"),
-            ("alphabeta:depth=2:mobility=100000", "player 'alphabeta:depth=2:mobility=100000': mobility must be -1 to 1 Pawns per move, got 100000"),
-            ("alphabeta:depth=2:mobility=1e30", "player 'alphabeta:depth=2:mobility=1e30': mobility must be -1 to 1 Pawns per move, got 1e30"),
-            ("alphabeta:depth=2:mobility=-1.5", "player 'alphabeta:depth=2:mobility=-1.5': mobility must be -1 to 1 Pawns per move, got -1.5"),
+            ("alphabeta:depth=2:mobility=100000", "player 'alphabeta:depth=2:mobility=100000': mobility must be -1 to 1 (Pawns per move), got 100000"),
+            ("alphabeta:depth=2:mobility=1e30", "player 'alphabeta:depth=2:mobility=1e30': mobility must be -1 to 1 (Pawns per move), got 1e30"),
+            ("alphabeta:depth=2:mobility=-1.5", "player 'alphabeta:depth=2:mobility=-1.5': mobility must be -1 to 1 (Pawns per move), got -1.5"),
         ];
         for (text, message) in cases {
             assert_eq!(error(text), message);
