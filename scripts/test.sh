@@ -14,3 +14,5 @@ cargo test --workspace --release
 # The pipeline through a one-node Slurm cluster on file:// and s3://, with faults injected;
 # every service it starts is stopped afterwards.
 ./scripts/cluster-test.sh
+# The one-command network recipe at a toy scale: every step runs, a rerun keeps its outputs.
+./scripts/network-recipe-test.sh
