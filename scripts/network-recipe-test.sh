@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/network-recipe.sh end to end at a toy scale (the smoke preset's evaluation run, a
 # few teacher games, a few steps, one arena pair), then again: the rerun must keep every
-# step's output and name the same player. A directory a player spec cannot carry is refused.
+# step's output and name the same player. A directory a player spec cannot carry, and a
+# count that is not a whole number, are refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d /tmp/ninjazero-recipe-XXXXXX)
@@ -35,4 +36,8 @@ if ./scripts/network-recipe.sh insane-ninja "$dir/a:b" >"$dir/colon.log" 2>&1; t
   fail "a directory with ':' was accepted"
 fi
 grep -q "holds a ':'" "$dir/colon.log" || fail "a directory with ':' was refused without its reason"
+if ARENA_PAIRS=many ./scripts/network-recipe.sh insane-ninja "$run" >"$dir/word.log" 2>&1; then
+  fail "ARENA_PAIRS=many was accepted"
+fi
+grep -q "ARENA_PAIRS='many' is not a whole number" "$dir/word.log" || fail "ARENA_PAIRS=many was refused without its reason"
 echo "network-recipe-test: ok"

@@ -38,6 +38,13 @@ MS=${MS:-100}
 PRESET=${PRESET:-cpu}
 DEVICE=${DEVICE:-cpu}
 SEED=${SEED:-0}
+# Bash arithmetic would read a word as 0 (and skip the arena): every count must be digits.
+for setting in GENERATIONS TEACHER_GAMES FIRST_STEPS SECOND_STEPS ARENA_PAIRS MS SEED; do
+  if [[ ! "${!setting}" =~ ^[0-9]+$ ]]; then
+    echo "network-recipe: $setting='${!setting}' is not a whole number" >&2
+    exit 2
+  fi
+done
 # Player specs separate their fields with ':', so the paths inside them cannot hold one.
 if [[ "$DIR" == *:* ]]; then
   echo "network-recipe: the directory '$DIR' holds a ':', which player specs cannot carry" >&2
