@@ -62,6 +62,44 @@ fn a_fitted_evaluation_is_written_and_played() {
         "{arena}"
     );
 
+    // Several square penalties: each fitted, the lowest held-out loss kept and reported.
+    let auto = dir.join("auto.eval.json");
+    let (ok, report) = NINJAZERO.run(&[
+        "fit-eval",
+        "--variant",
+        "chess",
+        "--data",
+        path(&data),
+        "--out",
+        path(&auto),
+        "--epochs",
+        "30",
+        "--square-l2",
+        "auto",
+    ]);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("kept (held-out loss by penalty: 0.01 "),
+        "{report}"
+    );
+    assert!(report.contains(", 0.3 "), "{report}");
+    let (ok, refused) = NINJAZERO.run(&[
+        "fit-eval",
+        "--variant",
+        "chess",
+        "--data",
+        path(&data),
+        "--out",
+        path(&dir.join("bad.eval.json")),
+        "--square-l2",
+        "0.1,-2",
+    ]);
+    assert!(!ok);
+    assert!(
+        refused.contains("a square penalty must be a number from 0 to 100, got -2"),
+        "{refused}"
+    );
+
     // Refused before any work, saying why: the file name, the data's variant.
     let (ok, refused) = fit(&dir.join("chess.json"), "chess");
     assert!(!ok);

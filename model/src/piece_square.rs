@@ -257,7 +257,13 @@ pub struct FitSummary {
     /// The whole model.
     pub validation_loss: f64,
     pub epochs: usize,
+    /// The L2 penalty of the square bonuses and king zones that was kept.
     pub square_l2: f64,
+    /// Each penalty tried and its held-out loss, when the fit chose among several (the
+    /// kept one's is [`FitSummary::validation_loss`]; chosen on the held-out games, so that
+    /// loss is a little optimistic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub square_l2_tried: Vec<[f64; 2]>,
     /// The dataset directories, newest last.
     pub data: Vec<String>,
 }

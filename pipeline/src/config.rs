@@ -178,6 +178,11 @@ pub struct RunConfig {
     /// What the run learns. Runs stored before the setting existed read `network`.
     #[serde(default)]
     pub model: ModelKind,
+    /// The square penalties a learnt evaluation's fits try, the one with the lowest
+    /// held-out loss kept ([`ninjazero_train::FitConfig::square_l2`]); none: the fitter's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub square_l2: Option<Vec<f64>>,
 }
 
 fn one() -> u32 {
@@ -235,6 +240,7 @@ impl RunConfig {
             first_train: None,
             hours: None,
             model: ModelKind::Network,
+            square_l2: None,
         }
     }
 
@@ -391,6 +397,10 @@ impl RunConfig {
             ninjazero_train::TrainConfig::preset_named(preset)
                 .map_err(|reason| format!("first_train: {reason}"))?;
         }
+        if let Some(penalties) = &self.square_l2 {
+            ninjazero_train::SquarePenalties::check(penalties)
+                .map_err(|reason| format!("square_l2: {reason}"))?;
+        }
         if let Some(h) = self.hours {
             if !(h > 0.0 && h <= MAX_HOURS) {
                 return Err(format!(
@@ -424,10 +434,11 @@ pub enum Setting {
     FirstPlayerGames,
     FirstTrain,
     Model,
+    SquareL2,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 10] = [
+    pub const ALL: [Setting; 11] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
@@ -438,6 +449,7 @@ impl Setting {
         Setting::FirstPlayerGames,
         Setting::FirstTrain,
         Setting::Model,
+        Setting::SquareL2,
     ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
@@ -453,6 +465,7 @@ impl Setting {
             Setting::FirstPlayerGames => "first_player_games",
             Setting::FirstTrain => "first_train",
             Setting::Model => "model",
+            Setting::SquareL2 => "square_l2",
         }
     }
 }
@@ -500,6 +513,9 @@ pub fn load_or_create(
         ];
         if let (ModelKind::Evaluation, Some(option)) = (wanted.model, given(&network_settings)) {
             return Err(PipelineError::WithoutNetwork(option));
+        }
+        if wanted.model == ModelKind::Network && wanted.square_l2.is_some() {
+            return Err(PipelineError::WithoutEvaluation("--square-l2"));
         }
         wanted.save_to(store)?;
         return Ok(wanted.clone());
@@ -657,6 +673,41 @@ mod tests {
             ),
         ];
         assert_edits_refused(&config, &edits);
+    }
+
+    #[test]
+    fn an_edited_square_penalty_is_refused_by_name() {
+        let config = RunConfig {
+            square_l2: Some(vec![0.01, 0.1]),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None)
+                .learning_an_evaluation()
+        };
+        let edits = [
+            (
+                "    0.1,\n]",
+                "    -1.0,\n]",
+                "square_l2: a square penalty must be a number from 0 to 100, got -1",
+            ),
+            (
+                "square_l2 = [\n    0.01,\n    0.1,\n]",
+                "square_l2 = []",
+                "square_l2: expected 1 to 16 square penalties, got 0",
+            ),
+        ];
+        assert_edits_refused(&config, &edits);
+    }
+
+    #[test]
+    fn a_network_run_refuses_square_penalties() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(tmp.path().to_str().unwrap()).unwrap();
+        let network = RunConfig {
+            square_l2: Some(vec![0.1]),
+            ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None)
+        };
+        let refused = load_or_create(&store, &network, &Setting::ALL, None).unwrap_err();
+        assert!(refused.to_string().contains("--square-l2"), "{refused}");
+        assert!(RunConfig::stored(&store).unwrap().is_none());
     }
 
     #[test]

@@ -85,6 +85,10 @@ pub enum PipelineError {
     /// A new run sets (the option named) how a network trains where no network learns.
     #[error("{0} is a setting of a network's training; --model evaluation fits its evaluations to the games' results")]
     WithoutNetwork(&'static str),
+    /// A new run sets (the option named) how a learnt evaluation is fitted where a network
+    /// learns.
+    #[error("{0} is a setting of a learnt evaluation's fits: it needs --model evaluation")]
+    WithoutEvaluation(&'static str),
     /// Settings that could not be encoded (TOML or JSON).
     #[error("cannot encode the run's settings: {0}")]
     Encode(String),

@@ -513,7 +513,11 @@ fn fit_evaluation(
     work: &Path,
     progress: &dyn Progress,
 ) -> Result<(), PipelineError> {
-    let eval = fit_piece_squares_on(ctx.variant, data_dirs, &FitConfig::default(), progress)
+    let mut config = FitConfig::default();
+    if let Some(penalties) = &ctx.config.square_l2 {
+        config.square_l2 = penalties.clone();
+    }
+    let eval = fit_piece_squares_on(ctx.variant, data_dirs, &config, progress)
         .map_err(|e| PipelineError::Fit(e.to_string()))?;
     let out = work.join(format!("candidate{PIECE_SQUARE_SUFFIX}"));
     eval.save(&out)
@@ -525,8 +529,8 @@ fn fit_evaluation(
     )?;
     let fit = &eval.fit;
     progress.log(&format!(
-        "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4})",
-        window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material
+        "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4}), square penalty {}",
+        window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material, fit.square_l2
     ));
     Ok(())
 }

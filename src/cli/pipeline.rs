@@ -16,6 +16,7 @@ use ninjazero_pipeline::{
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
+use ninjazero_train::SquarePenalties;
 use std::path::PathBuf;
 use std::time::Instant;
 use tch::Device;
@@ -130,6 +131,12 @@ pub struct PipelineArgs {
     /// --player-values true. Needs --first-player.
     #[arg(long, value_parser = super::train_commands::parse_preset)]
     first_train: Option<String>,
+    /// With --model evaluation: the L2 penalties on the square bonuses and king zones each
+    /// fit tries, keeping the one with the lowest held-out loss, as `fit-eval
+    /// --square-l2`: auto (0.01,0.03,0.1,0.3), one number or several separated by commas,
+    /// each 0 to 100 (default: 0.1 alone).
+    #[arg(long)]
+    square_l2: Option<SquarePenalties>,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, MAX_ARENA_SHARDS.into()), default_value_t = 1)]
     arena_shards: u32,
@@ -271,6 +278,7 @@ fn load_or_create_config(
         player_values: args.player_values,
         first_player_games: args.first_player_games,
         first_train: args.first_train.clone(),
+        square_l2: args.square_l2.as_ref().map(|p| p.0.clone()),
         hours: args.hours,
         ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
     };
@@ -315,6 +323,7 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
     use clap::{CommandFactory, FromArgMatches};
+    use ninjazero_train::AUTO_SQUARE_L2;
 
     /// `pipeline ARGS`: the parsed options and their matches.
     fn parse(args: &[&str]) -> (PipelineArgs, ArgMatches) {
@@ -374,6 +383,31 @@ mod tests {
         let (args, matches) = parse(&["--run", other, "--hours", "2"]);
         let fresh = load_or_create_config(&Store::open(other).unwrap(), &args, &matches).unwrap();
         assert_eq!((fresh.generations, fresh.hours), (1, Some(2.0)));
+    }
+
+    #[test]
+    fn square_penalties_are_a_setting_of_an_evaluation_run() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let run = ninjazero_testkit::text(tmp.path());
+        let load = |extra: &[&str]| {
+            let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
+            let (args, matches) = parse(&options);
+            load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
+                .map_err(|e| format!("{e:#}"))
+        };
+        let refused = load(&["--square-l2", "auto"]).unwrap_err();
+        assert!(
+            refused.contains("--square-l2 is a setting of a learnt evaluation's fits"),
+            "{refused}"
+        );
+        let created = load(&["--model", "evaluation", "--square-l2", "auto"]).unwrap();
+        assert_eq!(created.square_l2, Some(AUTO_SQUARE_L2.to_vec()));
+        assert_eq!(load(&[]).unwrap(), created);
+        let refused = load(&["--square-l2", "0.1"]).unwrap_err();
+        assert!(
+            refused.contains("--square-l2 [0.01, 0.03, 0.1, 0.3] → [0.1]"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -50,7 +50,9 @@ pub use config::{
 pub use loader::{Batch, SplitMix64};
 pub use metrics::{plot_metrics, read_metrics, register_plot_font, MetricsRecord};
 pub use optim::Optimizer;
-pub use piece_square::{fit_piece_squares, fit_piece_squares_on, FitConfig, FitError};
+pub use piece_square::{
+    fit_piece_squares, fit_piece_squares_on, FitConfig, FitError, SquarePenalties, AUTO_SQUARE_L2,
+};
 pub use window::{GameKey, SkippedFile, WindowFile, WindowSnapshot};
 
 use loader::{BatchSource, Loader, TargetSettings};
