@@ -25,19 +25,13 @@ fn a_fitted_evaluation_is_written_and_played() {
     ]);
     assert!(ok, "{text}");
     let eval = dir.join("chess.eval.json");
-    let fit = |out: &std::path::Path, variant: &str| {
-        NINJAZERO.run(&[
-            "fit-eval",
-            "--variant",
-            variant,
-            "--data",
-            path(&data),
-            "--out",
-            path(out),
-            "--epochs",
-            "30",
-        ])
+    let fit_with = |out: &std::path::Path, variant: &str, extra: &[&str]| {
+        let mut args = vec!["fit-eval", "--variant", variant, "--data", path(&data)];
+        args.extend(["--out", path(out), "--epochs", "30"]);
+        args.extend(extra);
+        NINJAZERO.run(&args)
     };
+    let fit = |out: &std::path::Path, variant: &str| fit_with(out, variant, &[]);
     let (ok, report) = fit(&eval, "chess");
     assert!(ok, "{report}");
     assert!(report.contains("held-out loss: tempo alone"), "{report}");
@@ -64,36 +58,15 @@ fn a_fitted_evaluation_is_written_and_played() {
 
     // Several square penalties: each fitted, the lowest held-out loss kept and reported.
     let auto = dir.join("auto.eval.json");
-    let (ok, report) = NINJAZERO.run(&[
-        "fit-eval",
-        "--variant",
-        "chess",
-        "--data",
-        path(&data),
-        "--out",
-        path(&auto),
-        "--epochs",
-        "30",
-        "--square-l2",
-        "auto",
-    ]);
+    let (ok, report) = fit_with(&auto, "chess", &["--square-l2", "auto"]);
     assert!(ok, "{report}");
     assert!(
         report.contains("kept (held-out loss by penalty: 0.01 "),
         "{report}"
     );
     assert!(report.contains(", 0.3 "), "{report}");
-    let (ok, refused) = NINJAZERO.run(&[
-        "fit-eval",
-        "--variant",
-        "chess",
-        "--data",
-        path(&data),
-        "--out",
-        path(&dir.join("bad.eval.json")),
-        "--square-l2",
-        "0.1,-2",
-    ]);
+    let bad = dir.join("bad.eval.json");
+    let (ok, refused) = fit_with(&bad, "chess", &["--square-l2", "0.1,-2"]);
     assert!(!ok);
     assert!(
         refused.contains("a square penalty must be a number from 0 to 100, got -2"),

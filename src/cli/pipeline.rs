@@ -338,6 +338,14 @@ mod tests {
         (args, sub)
     }
 
+    /// The settings of the run in `run` given the options `extra`, or the error's text.
+    fn load_run(run: &str, extra: &[&str]) -> Result<RunConfig, String> {
+        let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
+        let (args, matches) = parse(&options);
+        load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
+            .map_err(|e| format!("{e:#}"))
+    }
+
     #[test]
     fn a_run_refuses_other_settings_and_continues_with_its_own() {
         let tmp = ninjazero_testkit::temp_dir();
@@ -389,12 +397,7 @@ mod tests {
     fn square_penalties_are_a_setting_of_an_evaluation_run() {
         let tmp = ninjazero_testkit::temp_dir();
         let run = ninjazero_testkit::text(tmp.path());
-        let load = |extra: &[&str]| {
-            let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
-            let (args, matches) = parse(&options);
-            load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
-                .map_err(|e| format!("{e:#}"))
-        };
+        let load = |extra: &[&str]| load_run(run, extra);
         let refused = load(&["--square-l2", "auto"]).unwrap_err();
         assert!(
             refused.contains("--square-l2 is a setting of a learnt evaluation's fits"),
@@ -414,12 +417,7 @@ mod tests {
     fn the_first_players_settings_need_a_first_player_and_are_settings_of_the_run() {
         let tmp = ninjazero_testkit::temp_dir();
         let run = ninjazero_testkit::text(tmp.path());
-        let load = |extra: &[&str]| {
-            let options: Vec<&str> = ["--run", run].iter().chain(extra).copied().collect();
-            let (args, matches) = parse(&options);
-            load_or_create_config(&Store::open(run).unwrap(), &args, &matches)
-                .map_err(|e| format!("{e:#}"))
-        };
+        let load = |extra: &[&str]| load_run(run, extra);
         for (option, value) in [
             ("--player-values", "true"),
             ("--first-player-games", "15000"),
