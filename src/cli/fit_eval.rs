@@ -33,8 +33,8 @@ pub struct FitEvalArgs {
     /// L2 penalty on each square bonus and king-zone weight: larger keeps the evaluation
     /// closer to plain piece values. Several, separated by commas, are each fitted and the
     /// one with the lowest loss on the held-out games is kept; auto tries 0.01,0.03,0.1,0.3
-    /// (on the windows measured it chose 0.01 or 0.03, and the stronger evaluation). Each
-    /// penalty 0 to 100, at most 16 of them.
+    /// (on the windows measured its choice was never the weaker evaluation). Each penalty
+    /// 0 to 100, at most 16 of them.
     #[arg(long, default_value_t = SquarePenalties(FitConfig::default().square_l2))]
     square_l2: SquarePenalties,
 }
