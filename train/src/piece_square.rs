@@ -415,10 +415,10 @@ pub fn fit_piece_squares(
         let done = passes.fetch_add(1, Ordering::Relaxed) + 1;
         progress.stage_progress(done, total, &format!("{name}: loss {loss:.4}"));
     };
+    let bound = |i| f64::from(layout.bound(i));
     let mut held_out_losses = Vec::with_capacity(stages.len());
     for (name, free) in stages {
         let l2 = |i| value_l2(&layout, i, 0.0);
-        let bound = |i| f64::from(layout.bound(i));
         let mut each_pass = |_, loss| report(name, loss);
         descend(
             &fit,
@@ -437,7 +437,6 @@ pub fn fit_piece_squares(
         .map(|&penalty| {
             let mut fitted = weights.clone();
             let l2 = |i| value_l2(&layout, i, penalty);
-            let bound = |i| f64::from(layout.bound(i));
             let name = format!("squares (L2 {penalty})");
             let mut each_pass = |_, loss| report(&name, loss);
             descend(
