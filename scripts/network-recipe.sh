@@ -60,13 +60,8 @@ step() { echo "$(date -u +%H:%M:%S) step $1"; }
 step "1/4: the learnt evaluation ($GENERATIONS generations, $DIR/evaluation)"
 "$ninjazero" pipeline --variant "$VARIANT" --model evaluation --preset "$PRESET" --device cpu \
   --run "$DIR/evaluation" --generations "$GENERATIONS" --seed "$SEED"
-last=$(printf '%s/evaluation/promotion/gen-%04d.json' "$DIR" "$GENERATIONS")
-best=$(sed -n 's/^ *"best": *\([0-9]*\).*/\1/p' "$last")
-if [[ -z "$best" || "$best" == 0 ]]; then
-  echo "network-recipe: no learnt evaluation beat the first player in $DIR/evaluation ($last)" >&2
-  exit 1
-fi
-evaluation=$(printf '%s/evaluation/models/gen-%04d.eval.json' "$DIR" "$best")
+# Fails, saying why, where no learnt evaluation beat the first player.
+evaluation=$("$ninjazero" status --run "$DIR/evaluation" --best)
 
 step "2/4: $TEACHER_GAMES teacher games by alphabeta:$evaluation:depth=2:soft=0.1"
 "$ninjazero" selfplay --variant "$VARIANT" --player "alphabeta:$evaluation:depth=2:soft=0.1" \

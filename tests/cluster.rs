@@ -7,7 +7,7 @@
 
 use ninjazero_data::read_file;
 use ninjazero_pipeline::layout::{model_key, promotion_key, window_key};
-use ninjazero_pipeline::stages::{Promotion, TrainingWindow, PLAYER_MAX_PLIES};
+use ninjazero_pipeline::stages::{latest_best, Promotion, TrainingWindow, PLAYER_MAX_PLIES};
 use ninjazero_pipeline::worker::{done_key, generation_prefix, part_key, Manifest};
 use ninjazero_pipeline::ModelKind;
 use ninjazero_pipeline::{RunConfig, Store};
@@ -491,6 +491,21 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
         assert_eq!(player, counting);
     }
     assert!(out.contains("fitting generation 2's evaluation"), "{out}");
+    // `status --best` names the best fit after the last generation, as the user spelled the run.
+    let (decided, best) = latest_best(&store, config.generations).unwrap().unwrap();
+    assert_eq!(decided, config.generations);
+    let (ok, out) = run(&["status", "--run", text(&dir), "--best"]);
+    if best == 0 {
+        assert!(!ok);
+        assert!(out.contains("no learnt evaluation beat the first player by generation"));
+    } else {
+        assert!(ok, "{out}");
+        let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Evaluation, best));
+        assert_eq!(out.trim(), expected);
+    }
+    let (ok, out) = run(&["status", "--run", text(&tmp.path().join("none")), "--best"]);
+    assert!(!ok);
+    assert!(out.contains("no run here"), "{out}");
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
     assert!(
         summary.contains("a learnt piece-square evaluation searched by alpha-beta at depth 2"),

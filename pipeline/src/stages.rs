@@ -199,6 +199,17 @@ pub fn best_after(store: &Store, generation: u32) -> Result<u32, PipelineError> 
     }
 }
 
+/// The last decided of the run's `generations` and the best generation once it is decided;
+/// `None` while none is decided. A run stopped part way (or by its hours) still has a best.
+pub fn latest_best(store: &Store, generations: u32) -> Result<Option<(u32, u32)>, PipelineError> {
+    for generation in (1..=generations).rev() {
+        if let Some(promotion) = Promotion::load(store, generation)? {
+            return Ok(Some((generation, promotion.best)));
+        }
+    }
+    Ok(None)
+}
+
 /// The seed of generation `generation`'s self-play in a run seeded `run_seed`; each game's
 /// own seed derives from it and the game id ([`ninjazero_selfplay::SelfPlayGame::new`]), so
 /// a game's moves depend on the run seed, the generation and its id alone.

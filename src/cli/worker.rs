@@ -8,12 +8,13 @@ use super::{parse_variant, StageBars};
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use ninjazero_model::parse_device;
+use ninjazero_pipeline::layout::model_key;
 use ninjazero_pipeline::scheduler::stage_status;
-use ninjazero_pipeline::stages::{selfplay_worker, MatchSet};
+use ninjazero_pipeline::stages::{latest_best, selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
-    generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig, RunContext,
-    ShardOutcome, Stage, Store,
+    generation_status, selfplay_shard, ModelKind, PipelineError, PipelinePreset, RunConfig,
+    RunContext, ShardOutcome, Stage, Store,
 };
 use ninjazero_rules::Variant;
 use ninjazero_selfplay::{MAX_CONCURRENCY, MAX_SIMULATIONS, MIN_CONCURRENCY};
@@ -218,6 +219,11 @@ pub struct StatusArgs {
     /// The run: a path, file:///abs/path or s3://bucket/prefix.
     #[arg(long)]
     run: String,
+    /// Print only where the best model is after the last decided generation: its path (its
+    /// URL in a remote run), for `alphabeta:PATH` or `mcts:PATH`. Fails while nothing is
+    /// decided, and in a learnt evaluation's run where no fit beat the first player.
+    #[arg(long)]
+    best: bool,
 }
 
 pub fn run(command: WorkerCommand) -> anyhow::Result<()> {
@@ -431,8 +437,29 @@ fn plan(args: ManifestArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the best model of the run in `store` is, after its last decided generation.
+fn best_model(store: &Store) -> anyhow::Result<String> {
+    let config = RunConfig::load_from(store)?;
+    let Some((decided, best)) = latest_best(store, config.generations)? else {
+        anyhow::bail!("{}: no generation is decided yet", store.url());
+    };
+    if best == 0 && config.model == ModelKind::Evaluation {
+        anyhow::bail!(
+            "{}: no learnt evaluation beat the first player by generation {decided}",
+            store.url()
+        );
+    }
+    // A local run's path as the user spelled it, so that a script's player spec keeps it.
+    let place = store.url().trim_start_matches("file://");
+    Ok(format!("{place}/{}", model_key(config.model, best)))
+}
+
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     let store = Store::open(&args.run)?;
+    if args.best {
+        println!("{}", best_model(&store)?);
+        return Ok(());
+    }
     let generations = generation_status(&store)?;
     if generations.is_empty() {
         println!("{}: no self-play stored", store.url());
