@@ -17,6 +17,8 @@
 # run's; smoke checks the machinery). GENERATIONS and TEACHER_GAMES default to the measured
 # recipe of each variant: insane-ninja 8 and 4,000 (about 1.8 hours on a 2-core CPU),
 # asylum 10 and 13,000 (about 1.9 hours), any other variant 10 and 4,000 (not measured).
+# SQUARE_L2 (auto, one number or a comma list) is the evaluation run's `--square-l2`; unset,
+# the run's own (0.1 for a new run, the stored one for a run started with the option).
 # Rerunning it continues: each step keeps what is done (the pipeline run, the games
 # already played, a finished network, the arena's result) and resumes an interrupted
 # training. The last line names the player, e.g. for `ninjazero arena --a` or `ladder`.
@@ -38,6 +40,7 @@ MS=${MS:-100}
 PRESET=${PRESET:-cpu}
 DEVICE=${DEVICE:-cpu}
 SEED=${SEED:-0}
+SQUARE_L2=${SQUARE_L2:-}
 # Bash arithmetic would read a word as 0 (and skip the arena): every count must be digits.
 for setting in GENERATIONS TEACHER_GAMES FIRST_STEPS SECOND_STEPS ARENA_PAIRS MS SEED; do
   if [[ ! "${!setting}" =~ ^[0-9]+$ ]]; then
@@ -59,7 +62,8 @@ step() { echo "$(date -u +%H:%M:%S) step $1"; }
 
 step "1/4: the learnt evaluation ($GENERATIONS generations, $DIR/evaluation)"
 "$ninjazero" pipeline --variant "$VARIANT" --model evaluation --preset "$PRESET" --device cpu \
-  --run "$DIR/evaluation" --generations "$GENERATIONS" --seed "$SEED"
+  --run "$DIR/evaluation" --generations "$GENERATIONS" --seed "$SEED" \
+  ${SQUARE_L2:+--square-l2 "$SQUARE_L2"}
 # Fails, saying why, where no learnt evaluation beat the first player.
 evaluation=$("$ninjazero" status --run "$DIR/evaluation" --best)
 
