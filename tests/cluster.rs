@@ -168,6 +168,16 @@ fn a_local_run_holds_every_object_once_and_a_rerun_does_nothing() {
     assert!(ok, "{out}");
     assert!(out.contains("best generation"), "{out}");
     let store = Store::open(text(&dir)).unwrap();
+    // A network run's best is a trained network, or none while generation 0 is best.
+    let (decided, best) = latest_best(&store, 2).unwrap().unwrap();
+    let (ok, best_out) = run(&["status", "--run", text(&dir), "--best"]);
+    assert_eq!((decided, ok), (2, best > 0), "{best_out}");
+    if ok {
+        let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Network, best));
+        assert_eq!(best_out.trim(), expected);
+    } else {
+        assert!(best_out.contains("no trained model beat generation 0's player"));
+    }
     let before = snapshot(&store);
     assert!(before.iter().any(|(k, _)| k == "reports/gen-0002.md"));
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
@@ -497,7 +507,7 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
     let (ok, out) = run(&["status", "--run", text(&dir), "--best"]);
     if best == 0 {
         assert!(!ok);
-        assert!(out.contains("no learnt evaluation beat the first player by generation"));
+        assert!(out.contains("no trained model beat generation 0's player by generation"));
     } else {
         assert!(ok, "{out}");
         let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Evaluation, best));

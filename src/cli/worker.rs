@@ -13,8 +13,8 @@ use ninjazero_pipeline::scheduler::stage_status;
 use ninjazero_pipeline::stages::{latest_best, selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
-    generation_status, selfplay_shard, ModelKind, PipelineError, PipelinePreset, RunConfig,
-    RunContext, ShardOutcome, Stage, Store,
+    generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig, RunContext,
+    ShardOutcome, Stage, Store,
 };
 use ninjazero_rules::Variant;
 use ninjazero_selfplay::{MAX_CONCURRENCY, MAX_SIMULATIONS, MIN_CONCURRENCY};
@@ -221,7 +221,7 @@ pub struct StatusArgs {
     run: String,
     /// Print only where the best model is after the last decided generation: its path (its
     /// URL in a remote run), for `alphabeta:PATH` or `mcts:PATH`. Fails while nothing is
-    /// decided, and in a learnt evaluation's run where no fit beat the first player.
+    /// decided, and while generation 0 (which has no trained model) is still the best.
     #[arg(long)]
     best: bool,
 }
@@ -443,9 +443,11 @@ fn best_model(store: &Store) -> anyhow::Result<String> {
     let Some((decided, best)) = latest_best(store, config.generations)? else {
         anyhow::bail!("{}: no generation is decided yet", store.url());
     };
-    if best == 0 && config.model == ModelKind::Evaluation {
+    // Generation 0 has no model of either kind: its games are the first player's or the
+    // model-free search's, as self-play plans them.
+    if best == 0 {
         anyhow::bail!(
-            "{}: no learnt evaluation beat the first player by generation {decided}",
+            "{}: no trained model beat generation 0's player by generation {decided}",
             store.url()
         );
     }
