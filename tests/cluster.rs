@@ -513,7 +513,14 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
         let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Evaluation, best));
         assert_eq!(out.trim(), expected);
     }
-    let (ok, out) = run(&["status", "--run", text(&tmp.path().join("none")), "--best"]);
+    // Asking about a run that is not there creates nothing.
+    let missing = tmp.path().join("none");
+    let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);
+    assert!(!ok);
+    assert!(out.contains("none: no such directory"), "{out}");
+    assert!(!missing.exists());
+    std::fs::create_dir(&missing).unwrap();
+    let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);
     assert!(!ok);
     assert!(out.contains("no run here"), "{out}");
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();

@@ -37,6 +37,8 @@ pub enum StoreError {
     AlreadyExists { url: String, key: String },
     #[error("{}: no such object", object(url, key))]
     NotFound { url: String, key: String },
+    #[error("{url}: no such directory, so nothing is stored here")]
+    NoDirectory { url: String },
     #[error("{url}: the bucket does not exist ({detail})")]
     NoBucket { url: String, detail: String },
     #[error("{url}: access denied, check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY ({detail})")]
@@ -114,6 +116,16 @@ impl Store {
     /// variables; the bucket is checked, so a store that is down, a wrong key or a missing
     /// bucket is reported here, once).
     pub fn open(url: &str) -> Result<Store, StoreError> {
+        Store::open_as(url, true)
+    }
+
+    /// Opens the storage at `url` to read what is there: as [`Store::open`], but a local
+    /// directory that does not exist is [`StoreError::NoDirectory`], not created.
+    pub fn open_existing(url: &str) -> Result<Store, StoreError> {
+        Store::open_as(url, false)
+    }
+
+    fn open_as(url: &str, create: bool) -> Result<Store, StoreError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -126,12 +138,12 @@ impl Store {
             reason: reason.to_string(),
         };
         let backend = match url.split_once("://") {
-            None => local(Path::new(url), url)?,
+            None => local(Path::new(url), url, create)?,
             Some(("file", rest)) => {
                 if !rest.starts_with('/') {
                     return Err(bad("a file:// URL needs an absolute path"));
                 }
-                local(Path::new(rest), url)?
+                local(Path::new(rest), url, create)?
             }
             Some(("s3", rest)) => s3(url, rest)?,
             Some((scheme, _)) => return Err(bad(&format!("unknown scheme {scheme}://"))),
@@ -386,13 +398,20 @@ struct Backend {
     retry_time: Duration,
 }
 
-/// A local directory as a store: created if needed (the store needs it to exist).
-fn local(dir: &Path, url: &str) -> Result<Backend, StoreError> {
+/// A local directory as a store: created if needed and `create` (the store needs it to
+/// exist).
+fn local(dir: &Path, url: &str, create: bool) -> Result<Backend, StoreError> {
     let io = |error| StoreError::Io {
         path: dir.to_path_buf(),
         error,
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
+    if create {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    } else if !dir.is_dir() {
+        return Err(StoreError::NoDirectory {
+            url: url.to_string(),
+        });
+    }
     let root = dir.canonicalize().map_err(io)?;
     let store = object_store::local::LocalFileSystem::new_with_prefix(&root).map_err(|e| {
         StoreError::BadUrl {
@@ -650,6 +669,27 @@ mod tests {
             assert!(matches!(missing, StoreError::NotFound { .. }), "{missing}");
             std::fs::remove_dir_all(&cache).unwrap();
         }
+    }
+
+    #[test]
+    fn reading_a_missing_directory_creates_nothing() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let dir = tmp.path().join("missing");
+        for url in [
+            dir.display().to_string(),
+            format!("file://{}", dir.display()),
+        ] {
+            let error = Store::open_existing(&url).unwrap_err();
+            assert!(matches!(error, StoreError::NoDirectory { .. }), "{error}");
+            assert_eq!(
+                error.to_string(),
+                format!("{url}: no such directory, so nothing is stored here")
+            );
+            assert!(!dir.exists());
+        }
+        Store::open(ninjazero_testkit::text(&dir)).unwrap();
+        let store = Store::open_existing(ninjazero_testkit::text(&dir)).unwrap();
+        assert!(store.list("").unwrap().is_empty());
     }
 
     #[test]

@@ -457,7 +457,7 @@ fn best_model(store: &Store) -> anyhow::Result<String> {
 }
 
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
-    let store = Store::open(&args.run)?;
+    let store = Store::open_existing(&args.run)?;
     if args.best {
         println!("{}", best_model(&store)?);
         return Ok(());
