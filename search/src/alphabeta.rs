@@ -91,17 +91,17 @@ pub const MAX_LEARNT_PIECE_VALUE: f32 = 100.0;
 /// The most one legal move of mobility difference may be worth, in Pawns (either sign). The
 /// difference is at most ±[`MAX_MOVES`] (1,024), so mobility stays within ±102,400
 /// centipawns: with material, ±358,400, well inside [`MAX_EVALUATION`].
-pub const MAX_MOBILITY_WEIGHT: f32 = 1.0;
+pub const MAX_MOBILITY_PAWNS: f32 = 1.0;
 
 /// Static evaluations are clamped to ±this many centipawns, half of [`MATE`]: above every
-/// evaluation that settings within [`MAX_PIECE_VALUE`] and [`MAX_MOBILITY_WEIGHT`] give
+/// evaluation that settings within [`MAX_PIECE_VALUE`] and [`MAX_MOBILITY_PAWNS`] give
 /// (±358,400), so the clamp changes none of them, and far below [`MATE_BOUND`], so that no
 /// evaluation (a learnt table's or a network's included) ever reads as a mate score.
 pub const MAX_EVALUATION: i32 = MATE / 2;
 
 // The arithmetic of the bounds' doc comments.
 const _: () = assert!(
-    128 * (MAX_PIECE_VALUE as i32) * 100 + MAX_MOVES as i32 * (MAX_MOBILITY_WEIGHT as i32) * 100
+    128 * (MAX_PIECE_VALUE as i32) * 100 + MAX_MOVES as i32 * (MAX_MOBILITY_PAWNS as i32) * 100
         <= MAX_EVALUATION
         && MAX_EVALUATION < MATE_BOUND - MAX_PLY as i32
 );
@@ -118,9 +118,9 @@ pub enum ConfigError {
         low: f32,
         high: f32,
     },
-    /// A mobility weight beyond ±[`MAX_MOBILITY_WEIGHT`], or NaN.
+    /// A mobility weight beyond ±[`MAX_MOBILITY_PAWNS`], or NaN.
     #[error(
-        "mobility {value} must be -{MAX_MOBILITY_WEIGHT} to {MAX_MOBILITY_WEIGHT} Pawns per move"
+        "mobility {value} must be -{MAX_MOBILITY_PAWNS} to {MAX_MOBILITY_PAWNS} Pawns per move"
     )]
     Mobility { value: f32 },
 }
@@ -163,7 +163,7 @@ impl AlphaBetaConfig {
     /// Whether the values are within the bounds that keep every evaluation far from mate
     /// scores: pieces 0 to [`MAX_PIECE_VALUE`] Pawns, or a learnt evaluation's derived
     /// values within ±[`MAX_LEARNT_PIECE_VALUE`], and mobility within
-    /// ±[`MAX_MOBILITY_WEIGHT`].
+    /// ±[`MAX_MOBILITY_PAWNS`].
     pub fn check(&self) -> Result<(), ConfigError> {
         let (low, high) = if self.piece_squares.is_some() {
             (-MAX_LEARNT_PIECE_VALUE, MAX_LEARNT_PIECE_VALUE)
@@ -181,7 +181,7 @@ impl AlphaBetaConfig {
                 high,
             });
         }
-        if !(-MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT).contains(&self.mobility_weight) {
+        if !(-MAX_MOBILITY_PAWNS..=MAX_MOBILITY_PAWNS).contains(&self.mobility_weight) {
             return Err(ConfigError::Mobility {
                 value: self.mobility_weight,
             });
@@ -399,7 +399,7 @@ impl DerefMut for Searching<'_> {
 
 impl AlphaBeta {
     /// The engine with `config`, which should pass [`AlphaBetaConfig::check`] (specs do).
-    /// Values beyond ±[`MAX_LEARNT_PIECE_VALUE`] and ±[`MAX_MOBILITY_WEIGHT`] are clamped to
+    /// Values beyond ±[`MAX_LEARNT_PIECE_VALUE`] and ±[`MAX_MOBILITY_PAWNS`] are clamped to
     /// them (NaN counts 0), so that no sum of them can overflow; evaluations are clamped
     /// below mate scores ([`MAX_EVALUATION`]).
     pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
@@ -408,7 +408,7 @@ impl AlphaBeta {
             .piece_values
             .map(|v| bound(v, MAX_LEARNT_PIECE_VALUE));
         AlphaBeta {
-            mobility_cp: bound(config.mobility_weight, MAX_MOBILITY_WEIGHT) * 100.0,
+            mobility_cp: bound(config.mobility_weight, MAX_MOBILITY_PAWNS) * 100.0,
             material: MaterialTable::new(&values, 100.0),
             config,
             network: None,
@@ -1238,7 +1238,7 @@ mod tests {
     /// most a move may be worth give an evaluation the clamp leaves alone, far from mates.
     #[test]
     fn an_evaluation_at_the_bounds_is_no_mate_score() {
-        let bounds = config(MAX_PIECE_VALUE, MAX_MOBILITY_WEIGHT);
+        let bounds = config(MAX_PIECE_VALUE, MAX_MOBILITY_PAWNS);
         assert_eq!(bounds.check(), Ok(()));
         let engine = AlphaBeta::new(bounds);
         for variant in Variant::ALL {

@@ -28,7 +28,7 @@ pub mod uci_engine;
 
 pub use alphabeta::{
     AlphaBeta, AlphaBetaConfig, AlphaBetaInfo, ConfigError, NetworkRole, CENTIPAWNS_PER_LOG_ODDS,
-    MAX_EVALUATION, MAX_LEARNT_PIECE_VALUE, MAX_MOBILITY_WEIGHT, MAX_PIECE_VALUE,
+    MAX_EVALUATION, MAX_LEARNT_PIECE_VALUE, MAX_MOBILITY_PAWNS, MAX_PIECE_VALUE,
 };
 pub use engine::{
     AlphaBetaEngine, Engine, EngineFactory, Limits, MctsEngine, MctsMoveSearch, RandomEngine,

@@ -6,7 +6,7 @@
 //! `Display` writes the canonical text back: parsing it gives the same spec.
 
 use crate::alphabeta::{
-    AlphaBetaConfig, NetworkRole, MAX_DEPTH, MAX_MOBILITY_WEIGHT, MAX_PIECE_VALUE,
+    AlphaBetaConfig, NetworkRole, MAX_DEPTH, MAX_MOBILITY_PAWNS, MAX_PIECE_VALUE,
     MAX_SOFT_TEMPERATURE, MIN_SOFT_TEMPERATURE,
 };
 use crate::engine::{AlphaBetaEngine, Engine, Limits, MctsEngine, RandomEngine};
@@ -156,7 +156,7 @@ pub enum EngineSpec {
     /// `alphabeta:depth=D`, `alphabeta:ms=T` (iterative deepening until the time is spent)
     /// or both, optionally with `:values=P=1,N=3,...` (piece letters, Pawns, 0 to
     /// [`MAX_PIECE_VALUE`]; the others keep their defaults) and `:mobility=0.05` (Pawns per
-    /// move, within ±[`MAX_MOBILITY_WEIGHT`]).
+    /// move, within ±[`MAX_MOBILITY_PAWNS`]).
     /// `alphabeta:PATH.safetensors:...` evaluates with that checkpoint's network
     /// ([`crate::NetworkRole::Evaluates`]); its pieces are then each worth 1 unless
     /// `values=` says otherwise, and it takes no `mobility=`. With `:pick=M` the network
@@ -571,7 +571,7 @@ impl FromStr for EngineSpec {
                                 spec,
                                 key,
                                 value,
-                                -MAX_MOBILITY_WEIGHT..=MAX_MOBILITY_WEIGHT,
+                                -MAX_MOBILITY_PAWNS..=MAX_MOBILITY_PAWNS,
                                 "Pawns per move",
                             )?
                         }
