@@ -37,7 +37,7 @@ pub enum StoreError {
     AlreadyExists { url: String, key: String },
     #[error("{}: no such object", object(url, key))]
     NotFound { url: String, key: String },
-    #[error("{url}: no such directory, so nothing is stored here")]
+    #[error("{url}: not a directory, so nothing is stored here")]
     NoDirectory { url: String },
     #[error("{url}: the bucket does not exist ({detail})")]
     NoBucket { url: String, detail: String },
@@ -120,7 +120,7 @@ impl Store {
     }
 
     /// Opens the storage at `url` to read what is there: as [`Store::open`], but a local
-    /// directory that does not exist is [`StoreError::NoDirectory`], not created.
+    /// path that is not a directory is [`StoreError::NoDirectory`], and nothing is created.
     pub fn open_existing(url: &str) -> Result<Store, StoreError> {
         Store::open_as(url, false)
     }
@@ -672,7 +672,7 @@ mod tests {
     }
 
     #[test]
-    fn reading_a_missing_directory_creates_nothing() {
+    fn reading_where_no_directory_is_creates_nothing() {
         let tmp = ninjazero_testkit::temp_dir();
         let dir = tmp.path().join("missing");
         for url in [
@@ -683,10 +683,14 @@ mod tests {
             assert!(matches!(error, StoreError::NoDirectory { .. }), "{error}");
             assert_eq!(
                 error.to_string(),
-                format!("{url}: no such directory, so nothing is stored here")
+                format!("{url}: not a directory, so nothing is stored here")
             );
             assert!(!dir.exists());
         }
+        let file = tmp.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        let error = Store::open_existing(ninjazero_testkit::text(&file)).unwrap_err();
+        assert!(matches!(error, StoreError::NoDirectory { .. }), "{error}");
         Store::open(ninjazero_testkit::text(&dir)).unwrap();
         let store = Store::open_existing(ninjazero_testkit::text(&dir)).unwrap();
         assert!(store.list("").unwrap().is_empty());
