@@ -38,6 +38,22 @@ fn run(args: &[&str]) -> (bool, String) {
     ninjazero_testkit::outcome(NINJAZERO.command(args).output().expect("the binary starts"))
 }
 
+/// Checks that `status --best` on the finished run at `dir` names its best model after the
+/// last generation, as the user spelled the run, or refuses while generation 0 is best.
+fn assert_status_best(dir: &Path, store: &Store) {
+    let config = RunConfig::load_from(store).expect("the run has settings");
+    let (decided, best) = latest_best(store, config.generations).unwrap().unwrap();
+    assert_eq!(decided, config.generations);
+    let (ok, out) = run(&["status", "--run", text(dir), "--best"]);
+    assert_eq!(ok, best > 0, "{out}");
+    if ok {
+        let expected = format!("{}/{}", text(dir), model_key(config.model, best));
+        assert_eq!(out.trim(), expected);
+    } else {
+        assert!(out.contains("no trained model beat generation 0's player by generation"));
+    }
+}
+
 /// Checks the run's objects; returns the keys the run is made of (its data, networks,
 /// windows, arenas and decisions).
 fn check_run(store: &Store) -> Vec<String> {
@@ -168,16 +184,7 @@ fn a_local_run_holds_every_object_once_and_a_rerun_does_nothing() {
     assert!(ok, "{out}");
     assert!(out.contains("best generation"), "{out}");
     let store = Store::open(text(&dir)).unwrap();
-    // A network run's best is a trained network, or none while generation 0 is best.
-    let (decided, best) = latest_best(&store, 2).unwrap().unwrap();
-    let (ok, best_out) = run(&["status", "--run", text(&dir), "--best"]);
-    assert_eq!((decided, ok), (2, best > 0), "{best_out}");
-    if ok {
-        let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Network, best));
-        assert_eq!(best_out.trim(), expected);
-    } else {
-        assert!(best_out.contains("no trained model beat generation 0's player"));
-    }
+    assert_status_best(&dir, &store);
     let before = snapshot(&store);
     assert!(before.iter().any(|(k, _)| k == "reports/gen-0002.md"));
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
@@ -501,18 +508,7 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
         assert_eq!(player, counting);
     }
     assert!(out.contains("fitting generation 2's evaluation"), "{out}");
-    // `status --best` names the best fit after the last generation, as the user spelled the run.
-    let (decided, best) = latest_best(&store, config.generations).unwrap().unwrap();
-    assert_eq!(decided, config.generations);
-    let (ok, out) = run(&["status", "--run", text(&dir), "--best"]);
-    if best == 0 {
-        assert!(!ok);
-        assert!(out.contains("no trained model beat generation 0's player by generation"));
-    } else {
-        assert!(ok, "{out}");
-        let expected = format!("{}/{}", text(&dir), model_key(ModelKind::Evaluation, best));
-        assert_eq!(out.trim(), expected);
-    }
+    assert_status_best(&dir, &store);
     // Asking about a run that is not there creates nothing.
     let missing = tmp.path().join("none");
     let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);
