@@ -513,7 +513,7 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
     let missing = tmp.path().join("none");
     let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);
     assert!(!ok);
-    assert!(out.contains("none: not a directory"), "{out}");
+    assert!(out.contains("none: no such directory"), "{out}");
     assert!(!missing.exists());
     std::fs::create_dir(&missing).unwrap();
     let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);

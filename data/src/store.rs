@@ -28,6 +28,8 @@ pub enum StoreError {
         "{url}: not a storage location ({reason}); give a path, file:///abs/path or s3://bucket/prefix"
     )]
     BadUrl { url: String, reason: String },
+    #[error("the storage location is empty; give a path, file:///abs/path or s3://bucket/prefix")]
+    EmptyUrl,
     #[error("{url}: this build has no s3:// support (build with the `s3` feature)")]
     NoS3 { url: String },
     #[error(
@@ -37,8 +39,10 @@ pub enum StoreError {
     AlreadyExists { url: String, key: String },
     #[error("{}: no such object", object(url, key))]
     NotFound { url: String, key: String },
-    #[error("{url}: not a directory, so nothing is stored here")]
+    #[error("{url}: no such directory, so nothing is stored here")]
     NoDirectory { url: String },
+    #[error("{url}: is a file, not a directory")]
+    NotADirectory { url: String },
     #[error("{url}: the bucket does not exist ({detail})")]
     NoBucket { url: String, detail: String },
     #[error("{url}: access denied, check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY ({detail})")]
@@ -120,12 +124,16 @@ impl Store {
     }
 
     /// Opens the storage at `url` to read what is there: as [`Store::open`], but a local
-    /// path that is not a directory is [`StoreError::NoDirectory`], and nothing is created.
+    /// path that does not exist is [`StoreError::NoDirectory`], and nothing is created.
     pub fn open_existing(url: &str) -> Result<Store, StoreError> {
         Store::open_as(url, false)
     }
 
     fn open_as(url: &str, create: bool) -> Result<Store, StoreError> {
+        // An empty path would be the working directory to some calls and nothing to others.
+        if url.is_empty() {
+            return Err(StoreError::EmptyUrl);
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -405,6 +413,11 @@ fn local(dir: &Path, url: &str, create: bool) -> Result<Backend, StoreError> {
         path: dir.to_path_buf(),
         error,
     };
+    if dir.exists() && !dir.is_dir() {
+        return Err(StoreError::NotADirectory {
+            url: url.to_string(),
+        });
+    }
     if create {
         std::fs::create_dir_all(dir).map_err(io)?;
     } else if !dir.is_dir() {
@@ -683,14 +696,16 @@ mod tests {
             assert!(matches!(error, StoreError::NoDirectory { .. }), "{error}");
             assert_eq!(
                 error.to_string(),
-                format!("{url}: not a directory, so nothing is stored here")
+                format!("{url}: no such directory, so nothing is stored here")
             );
             assert!(!dir.exists());
         }
         let file = tmp.path().join("file");
         std::fs::write(&file, b"").unwrap();
-        let error = Store::open_existing(ninjazero_testkit::text(&file)).unwrap_err();
-        assert!(matches!(error, StoreError::NoDirectory { .. }), "{error}");
+        for open in [Store::open, Store::open_existing] {
+            let error = open(ninjazero_testkit::text(&file)).unwrap_err();
+            assert!(matches!(error, StoreError::NotADirectory { .. }), "{error}");
+        }
         Store::open(ninjazero_testkit::text(&dir)).unwrap();
         let store = Store::open_existing(ninjazero_testkit::text(&dir)).unwrap();
         assert!(store.list("").unwrap().is_empty());
@@ -707,6 +722,9 @@ mod tests {
                 error.starts_with(url) && error.contains(expected),
                 "{error}"
             );
+        }
+        for open in [Store::open, Store::open_existing] {
+            assert!(matches!(open(""), Err(StoreError::EmptyUrl)));
         }
         let body = "403 Forbidden: <Error><Code>NoSuchBucket</Code><Message>gone</Message></Error>";
         assert_eq!(s3_code(body).as_deref(), Some("NoSuchBucket: gone"));

@@ -31,8 +31,8 @@ pub use config::{
 };
 pub use layout::generation_name;
 pub use scheduler::{
-    next_generation_fits, run_local, run_local_budgeted, run_slurm, BudgetCheck, SlurmOptions,
-    SlurmOutcome, Stage,
+    next_generation_fits, run_local, run_local_budgeted, run_slurm, slurm_time_limit, BudgetCheck,
+    SlurmOptions, SlurmOutcome, Stage,
 };
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
 // The run's storage lives in `data` so that ladders and piece-value studies share it.

@@ -380,6 +380,32 @@ pub struct SlurmOptions {
     pub poll: Duration,
 }
 
+/// Checks a job time limit in one of the forms `sbatch --time` takes: minutes,
+/// minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes,
+/// days-hours:minutes:seconds, or UNLIMITED / INFINITE. Refused here, a bad one would
+/// otherwise stop the run at its first submitted job.
+pub fn slurm_time_limit(text: &str) -> Result<String, String> {
+    let unlimited = ["UNLIMITED", "INFINITE"]
+        .iter()
+        .any(|word| text.eq_ignore_ascii_case(word));
+    let (days, clock) = match text.split_once('-') {
+        Some((days, clock)) => (Some(days), clock),
+        None => (None, text),
+    };
+    let fields: Vec<&str> = days.into_iter().chain(clock.split(':')).collect();
+    let whole =
+        |field: &&str| (1..=9).contains(&field.len()) && field.bytes().all(|b| b.is_ascii_digit());
+    if unlimited || (fields.len() - usize::from(days.is_some()) <= 3 && fields.iter().all(whole)) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "'{text}' is not a Slurm time limit: give minutes, minutes:seconds, \
+             hours:minutes:seconds, days-hours, days-hours:minutes or \
+             days-hours:minutes:seconds (e.g. 2:00:00), or UNLIMITED"
+        ))
+    }
+}
+
 /// What the Slurm driver did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlurmOutcome {
@@ -774,6 +800,36 @@ mod tests {
         store.put_new("promotion/gen-0001.json", promotion).unwrap();
         let ctx = RunContext::open(&store, tch::Device::Cpu, tmp.path()).unwrap();
         next_generation_fits(&ctx).unwrap()
+    }
+
+    #[test]
+    fn time_limits_in_slurms_forms_pass_and_others_are_refused() {
+        for good in [
+            "30",
+            "90:30",
+            "2:00:00",
+            "1-12",
+            "1-12:30",
+            "1-12:30:15",
+            "unlimited",
+        ] {
+            assert_eq!(slurm_time_limit(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "",
+            "abc",
+            "2h",
+            "1:2:3:4",
+            "1-2:3:4:5",
+            "-5",
+            "1-",
+            ":30",
+            "1.5",
+            "9999999999",
+        ] {
+            let error = slurm_time_limit(bad).unwrap_err();
+            assert!(error.contains("not a Slurm time limit"), "{bad}: {error}");
+        }
     }
 
     #[test]

@@ -10,9 +10,9 @@ use clap::{ArgMatches, Args, ValueEnum};
 use ninjazero_model::{device_text, parse_device};
 use ninjazero_pipeline::layout::SUMMARY_KEY;
 use ninjazero_pipeline::{
-    run_local, run_local_budgeted, run_slurm, ModelKind, PipelineError, PipelinePreset,
-    Progress as _, Reach, RunConfig, RunContext, Setting, SlurmOptions, Store, MAX_ARENA_SHARDS,
-    MAX_GENERATIONS, MAX_HOURS, MAX_SELFPLAY_SHARDS,
+    run_local, run_local_budgeted, run_slurm, slurm_time_limit, ModelKind, PipelineError,
+    PipelinePreset, Progress as _, Reach, RunConfig, RunContext, Setting, SlurmOptions, Store,
+    MAX_ARENA_SHARDS, MAX_GENERATIONS, MAX_HOURS, MAX_SELFPLAY_SHARDS,
 };
 use ninjazero_rules::Variant;
 use ninjazero_search::EngineSpec;
@@ -161,7 +161,7 @@ pub struct SlurmArgs {
     #[arg(long, value_parser = whole::<u32>(1, 64))]
     gpus_per_task: Option<u32>,
     /// The time limit of every job, in Slurm's format (e.g. 2:00:00).
-    #[arg(long)]
+    #[arg(long, value_parser = slurm_time_limit)]
     time_limit: Option<String>,
     /// One more sbatch argument for every job (repeat for more), e.g. --sbatch-arg=--qos=low.
     #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
