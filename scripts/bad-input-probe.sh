@@ -90,6 +90,7 @@ check refuse selfplay --variant chess --games 1 --out "$work/file/x"
 check refuse arena --variant chess --a random --b random --pairs 1 --out "$work/file/r.json"
 check refuse arena --variant chess --a "mcts:$work/ninja.safetensors:sims=8" --b random --pairs 1
 check refuse arena --variant chess --a "nonsense:1" --b random --pairs 1
+check refuse arena --variant chess --a "alphabeta::depth=1" --b random --pairs 1
 check refuse arena --variant chess --a "uniform:sims=0" --b random --pairs 1
 check refuse data inspect "$work/nonexistent"
 check refuse data pgn "$work/nonexistent"

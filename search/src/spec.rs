@@ -496,12 +496,17 @@ impl FromStr for EngineSpec {
     type Err = SpecError;
 
     fn from_str(spec: &str) -> Result<EngineSpec, SpecError> {
-        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
-        let segments: Vec<&str> = if rest.is_empty() {
-            Vec::new()
-        } else {
-            rest.split(':').collect()
+        let (kind, segments): (&str, Vec<&str>) = match spec.split_once(':') {
+            Some((kind, rest)) => (kind, rest.split(':').collect()),
+            None => (spec, Vec::new()),
         };
+        // An empty path would otherwise read as no path ("alphabeta::depth=2" as material).
+        if segments.iter().any(|segment| segment.is_empty()) {
+            return Err(invalid(
+                spec,
+                "an empty field (two ':' in a row, or one at the end)".into(),
+            ));
+        }
         match kind {
             "random" => {
                 let options = parse_options(spec, &segments, &["seed"])?;
@@ -1332,6 +1337,9 @@ mod tests {
             ("uniform:sims=8:captures=NaN", "player 'uniform:sims=8:captures=NaN': captures must be 0 to 10 (log-odds per piece), got NaN"),
             ("uniform:sims=8:captures=x", "player 'uniform:sims=8:captures=x': captures must be a number (log-odds per piece), got 'x'"),
             ("random:seed=-1", "player 'random:seed=-1': seed must be a whole number, got '-1'"),
+            ("alphabeta::depth=1", "player 'alphabeta::depth=1': an empty field (two ':' in a row, or one at the end)"),
+            ("random:", "player 'random:': an empty field (two ':' in a row, or one at the end)"),
+            ("mcts:n.safetensors:sims=8:", "player 'mcts:n.safetensors:sims=8:': an empty field (two ':' in a row, or one at the end)"),
             ("mcts", "player 'mcts': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
             ("mcts:sims=8", "player 'mcts:sims=8': mcts needs a checkpoint path (mcts:PATH.safetensors:sims=N)"),
             ("uci", "player 'uci': uci needs a program first, e.g. uci:fairy-stockfish:depth=5"),
