@@ -18,7 +18,7 @@
 # recipe of each variant: insane-ninja 8 and 4,000 (about 1.8 hours on a 2-core CPU),
 # asylum 10 and 13,000 (about 1.9 hours), any other variant 10 and 4,000 (not measured).
 # SQUARE_L2 (auto, one number or a comma list) is the evaluation run's `--square-l2`; unset,
-# the run's own (0.1 for a new run, the stored one for a run started with the option).
+# the run's own (a new run: auto on asylum, 0.1 elsewhere; a stored run keeps its own).
 # Rerunning it continues: each step keeps what is done (the pipeline run, the games
 # already played, a finished network, the arena's result) and resumes an interrupted
 # training. The last line names the player, e.g. for `ninjazero arena --a` or `ladder`.

@@ -114,6 +114,14 @@ const EVALUATION_ARENA_PAIRS: usize = 100;
 /// quiet positions, held out and fitted ([`ninjazero_train::piece_square::MIN_FIT_POSITIONS`] each).
 const EVALUATION_MIN_GAMES: u64 = 100;
 
+/// The square penalties a new evaluation run of `variant` tries when none is named: on
+/// asylum the fits choose theirs by held-out loss (`auto`: its loop ends ahead head to head
+/// on three run seeds of three, README's lever table); elsewhere none, the fitter's 0.1
+/// (insane-ninja's loop ends behind with the choice on two run seeds of two).
+fn default_square_penalties(variant: &str) -> Option<Vec<f64>> {
+    (variant == Variant::Asylum.id()).then(|| ninjazero_train::AUTO_SQUARE_L2.to_vec())
+}
+
 /// Everything a run needs to continue: written once as `run.toml` in the run directory, and
 /// read back by every later command (or worker) on that run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -248,11 +256,15 @@ impl RunConfig {
     /// generation 0 is the first player (alpha-beta at [`COUNTING_DEPTH`] with every piece
     /// worth one, unless one is named), each later generation alpha-beta with its fitted
     /// evaluation at [`EVALUATION_DEPTH`], fitted to the last two generations' games (four
-    /// after a held-back candidate).
+    /// after a held-back candidate), trying the variant's square penalties unless some are
+    /// named ([`default_square_penalties`]).
     pub fn learning_an_evaluation(self) -> RunConfig {
         let smoke = self.preset == PipelinePreset::Smoke;
         RunConfig {
             model: ModelKind::Evaluation,
+            square_l2: self
+                .square_l2
+                .or_else(|| default_square_penalties(&self.variant)),
             window_generations: EVALUATION_WINDOW,
             first_player: self
                 .first_player
@@ -695,6 +707,32 @@ mod tests {
             ),
         ];
         assert_edits_refused(&config, &edits);
+    }
+
+    #[test]
+    fn asylums_evaluation_runs_choose_their_square_penalty_unless_one_is_named() {
+        let evaluation = |variant, square_l2| {
+            RunConfig {
+                square_l2,
+                ..RunConfig::new(variant, PipelinePreset::Cpu, 0, None)
+            }
+            .learning_an_evaluation()
+            .square_l2
+        };
+        let auto = Some(ninjazero_train::AUTO_SQUARE_L2.to_vec());
+        assert_eq!(evaluation(Variant::Asylum, None), auto);
+        assert_eq!(
+            evaluation(Variant::Asylum, Some(vec![0.1])),
+            Some(vec![0.1])
+        );
+        for variant in [Variant::InsaneNinja, Variant::Chess] {
+            assert_eq!(evaluation(variant, None), None);
+            assert_eq!(evaluation(variant, auto.clone()), auto);
+        }
+        assert_eq!(
+            RunConfig::new(Variant::Asylum, PipelinePreset::Cpu, 0, None).square_l2,
+            None
+        );
     }
 
     #[test]

@@ -134,7 +134,8 @@ pub struct PipelineArgs {
     /// With --model evaluation: the L2 penalties on the square bonuses and king zones each
     /// fit tries, keeping the one with the lowest held-out loss, as `fit-eval
     /// --square-l2`: auto (0.01,0.03,0.1,0.3), one number or several separated by commas,
-    /// each 0 to 100 (default: 0.1 alone).
+    /// each 0 to 100 (default: auto on asylum, where it was measured ahead; 0.1 alone
+    /// elsewhere).
     #[arg(long)]
     square_l2: Option<SquarePenalties>,
     /// Shards per arena. [range: 1 to 10000]
