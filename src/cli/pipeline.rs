@@ -412,6 +412,15 @@ mod tests {
             refused.contains("--square-l2 [0.01, 0.03, 0.1, 0.3] → [0.1]"),
             "{refused}"
         );
+        // A new asylum evaluation run tries them all unless penalties are named.
+        let asylum = ["--variant", "asylum", "--model", "evaluation"];
+        for (named, expected) in [(None, AUTO_SQUARE_L2.to_vec()), (Some("0.1"), vec![0.1])] {
+            let tmp = ninjazero_testkit::temp_dir();
+            let mut options = asylum.to_vec();
+            options.extend(named.iter().flat_map(|penalty| ["--square-l2", penalty]));
+            let created = load_run(ninjazero_testkit::text(tmp.path()), &options).unwrap();
+            assert_eq!(created.square_l2, Some(expected));
+        }
     }
 
     #[test]
