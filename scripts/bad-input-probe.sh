@@ -98,6 +98,7 @@ check refuse data inspect "$work/a-dir"
 check refuse model info "$work/nonexistent.safetensors"
 check refuse model info "$work/bad.safetensors"
 check refuse model info "$work/a-dir"
+check refuse model init --variant chess --preset tiny --out "$work/chess.safetensors"
 check refuse moves --variant chess --fen "not a fen"
 check refuse perft --variant nonsense --depth 1
 check refuse values --variant chess --data "$work/nonexistent" --games 0

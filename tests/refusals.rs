@@ -1,5 +1,6 @@
 //! Commands refuse bad files and settings up front, naming what is wrong in words: the
-//! checkpoint of `model info`, the `arena --out` path, a `pipeline` run's settings.
+//! checkpoint of `model info`, an existing `model init --out`, the `arena --out` path, a
+//! `pipeline` run's settings.
 
 use ninjazero_testkit::{temp_dir, text, Binary};
 use std::path::Path;
@@ -51,6 +52,33 @@ fn model_info_names_the_file_once_and_says_what_is_wrong() {
         assert!(!ok);
         assert_eq!(out, expected);
     }
+}
+
+#[test]
+fn model_init_never_replaces_a_file() {
+    let tmp = temp_dir();
+    let trained = tmp.path().join("trained.safetensors");
+    NINJAZERO.init_tiny_model("insane-ninja", &trained);
+    let before = std::fs::read(&trained).unwrap();
+    let (ok, out) = NINJAZERO.run(&[
+        "model",
+        "init",
+        "--variant",
+        "chess",
+        "--preset",
+        "tiny",
+        "--out",
+        text(&trained),
+    ]);
+    assert!(!ok);
+    assert_eq!(
+        out,
+        format!(
+            "error: {}: already exists; model init writes an untrained network and never replaces a file (remove it or give another --out)\n",
+            trained.display()
+        )
+    );
+    assert_eq!(std::fs::read(&trained).unwrap(), before);
 }
 
 #[test]

@@ -24,7 +24,8 @@ pub enum ModelCommand {
         /// [range: 4 to 512]
         #[arg(long, value_parser = whole::<i64>(4, 512))]
         channels: Option<i64>,
-        /// Checkpoint path ending in `.safetensors` (a `.json` sidecar is written beside it).
+        /// Checkpoint path ending in `.safetensors` (a `.json` sidecar is written beside it);
+        /// an existing file is refused, never replaced.
         #[arg(long, value_parser = checkpoint_out)]
         out: PathBuf,
         /// Seed for the initial weights.
@@ -50,6 +51,13 @@ pub fn run(command: ModelCommand) -> anyhow::Result<()> {
             seed,
             material_head,
         } => {
+            // A mistyped --out must not turn a trained network into an untrained one.
+            if out.exists() {
+                anyhow::bail!(
+                    "{}: already exists; model init writes an untrained network and never replaces a file (remove it or give another --out)",
+                    out.display()
+                );
+            }
             let base = preset.config();
             let config = NetConfig {
                 blocks: blocks.unwrap_or(base.blocks),
