@@ -116,8 +116,8 @@ const EVALUATION_MIN_GAMES: u64 = 100;
 
 /// The square penalties a new evaluation run of `variant` tries when none is named: on
 /// asylum the fits choose theirs by held-out loss (`auto`: its loop ends ahead head to head
-/// on three run seeds of three, README's lever table); elsewhere none, the fitter's 0.1
-/// (insane-ninja's loop ends behind with the choice on two run seeds of two).
+/// on two run seeds of three and level on the third, README's lever table); elsewhere none,
+/// the fitter's 0.1 (insane-ninja's loop ends behind with the choice on two run seeds of two).
 fn default_square_penalties(variant: &str) -> Option<Vec<f64>> {
     (variant == Variant::Asylum.id()).then(|| ninjazero_train::AUTO_SQUARE_L2.to_vec())
 }
