@@ -60,16 +60,7 @@ fn model_init_never_replaces_a_file() {
     let trained = tmp.path().join("trained.safetensors");
     NINJAZERO.init_tiny_model("insane-ninja", &trained);
     let before = std::fs::read(&trained).unwrap();
-    let (ok, out) = NINJAZERO.run(&[
-        "model",
-        "init",
-        "--variant",
-        "chess",
-        "--preset",
-        "tiny",
-        "--out",
-        text(&trained),
-    ]);
+    let (ok, out) = NINJAZERO.try_init_tiny_model("chess", &trained);
     assert!(!ok);
     assert_eq!(
         out,

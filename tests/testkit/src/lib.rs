@@ -108,7 +108,14 @@ impl Binary {
     /// Writes a freshly initialised tiny network for `variant` to `out` (`model init`);
     /// panics with the program's output if it fails.
     pub fn init_tiny_model(self, variant: &str, out: &Path) {
-        let (ok, output) = self.run(&[
+        let (ok, output) = self.try_init_tiny_model(variant, out);
+        assert!(ok, "{output}");
+    }
+
+    /// `model init` of a tiny network for `variant` at `out`: whether it succeeded, and its
+    /// output.
+    pub fn try_init_tiny_model(self, variant: &str, out: &Path) -> (bool, String) {
+        self.run(&[
             "model",
             "init",
             "--variant",
@@ -117,8 +124,7 @@ impl Binary {
             "tiny",
             "--out",
             text(out),
-        ]);
-        assert!(ok, "{output}");
+        ])
     }
 
     /// Runs the program with `args` and nothing on its standard input.
