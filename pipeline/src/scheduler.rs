@@ -392,10 +392,10 @@ pub fn slurm_time_limit(text: &str) -> Result<String, String> {
         Some((days, clock)) => (Some(days), clock),
         None => (None, text),
     };
-    let fields: Vec<&str> = days.into_iter().chain(clock.split(':')).collect();
     let whole =
-        |field: &&str| (1..=9).contains(&field.len()) && field.bytes().all(|b| b.is_ascii_digit());
-    if unlimited || (fields.len() - usize::from(days.is_some()) <= 3 && fields.iter().all(whole)) {
+        |field: &str| (1..=9).contains(&field.len()) && field.bytes().all(|b| b.is_ascii_digit());
+    let numbers = days.into_iter().chain(clock.split(':')).all(whole);
+    if unlimited || (clock.split(':').count() <= 3 && numbers) {
         Ok(text.to_string())
     } else {
         Err(format!(
