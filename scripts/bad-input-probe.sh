@@ -73,6 +73,7 @@ check refuse perft --variant chess --depth 99
 check refuse play --variant chess --sims 0
 check refuse pipeline --run "$work/run" --generations 0
 check refuse status --run ''
+check refuse status --run "$work/a-dir"
 check refuse pipeline --run "$work/slurm-run" --preset smoke --variant chess --scheduler slurm \
   --time-limit 2h --init-only
 check refuse ladder --variant chess --player random --games 1 --dir "$work/file"

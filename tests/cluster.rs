@@ -516,9 +516,12 @@ fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
     assert!(out.contains("none: no such directory"), "{out}");
     assert!(!missing.exists());
     std::fs::create_dir(&missing).unwrap();
-    let (ok, out) = run(&["status", "--run", text(&missing), "--best"]);
-    assert!(!ok);
-    assert!(out.contains("no run here"), "{out}");
+    // A directory that holds no run is said to be one, not an empty run.
+    for best in [&["--best"][..], &[]] {
+        let (ok, out) = run(&[&["status", "--run", text(&missing)][..], best].concat());
+        assert!(!ok);
+        assert!(out.contains("none/run.toml: no run here"), "{out}");
+    }
     let summary = String::from_utf8(store.get("summary.md").unwrap()).unwrap();
     assert!(
         summary.contains("a learnt piece-square evaluation searched by alpha-beta at depth 2"),

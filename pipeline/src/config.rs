@@ -309,12 +309,14 @@ impl RunConfig {
 
     /// The run's stored settings.
     pub fn load_from(store: &Store) -> Result<RunConfig, PipelineError> {
-        match RunConfig::stored(store)? {
-            Some(config) => Ok(config),
-            None => Err(PipelineError::Manifest {
-                key: format!("{}/{CONFIG_KEY}", store.url()),
-                reason: "no run here (start one with `ninjazero pipeline`)".to_string(),
-            }),
+        RunConfig::stored(store)?.ok_or_else(|| RunConfig::no_run_here(store))
+    }
+
+    /// The error for a store that holds no run's settings.
+    pub fn no_run_here(store: &Store) -> PipelineError {
+        PipelineError::Manifest {
+            key: format!("{}/{CONFIG_KEY}", store.url()),
+            reason: "no run here (start one with `ninjazero pipeline`)".to_string(),
         }
     }
 

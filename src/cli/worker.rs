@@ -463,13 +463,19 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let generations = generation_status(&store)?;
+    let has_settings = store.exists(ninjazero_pipeline::layout::CONFIG_KEY)?;
     if generations.is_empty() {
+        // Neither settings nor self-play: not a run (a parent directory, a typo), which an
+        // "empty" answer would hide. Self-play planned by `worker manifest` has no settings.
+        if !has_settings {
+            return Err(RunConfig::no_run_here(&store).into());
+        }
         println!("{}: no self-play stored", store.url());
     }
     for generation in generations {
         println!("{generation}");
     }
-    if store.exists(ninjazero_pipeline::layout::CONFIG_KEY)? {
+    if has_settings {
         let ctx = RunContext::open(&store, Device::Cpu, &default_cache(store.url()))?;
         for (stage, done, total) in stage_status(&ctx)? {
             println!("{}: {done} of {total} jobs stored", stage.label());
