@@ -23,6 +23,7 @@ pub mod kernels;
 pub mod net;
 pub mod piece_square;
 pub mod policy;
+pub mod score;
 pub mod threads;
 
 pub use checkpoint::{checkpoint_id, torch_message, CheckpointMeta, Model, ModelError};
@@ -42,4 +43,5 @@ pub use piece_square::{
     MAX_MOBILITY_WEIGHT, MAX_POSITIONAL_WEIGHT, MAX_VALUE_WEIGHT, PIECE_SQUARE_VERSION,
 };
 pub use policy::{decode_move, move_index, policy_len, MOVE_KINDS};
+pub use score::CENTIPAWNS_PER_LOG_ODDS;
 pub use threads::OneTorchThread;

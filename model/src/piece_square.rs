@@ -264,8 +264,16 @@ pub struct FitSummary {
     /// loss is a little optimistic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub square_l2_tried: Vec<[f64; 2]>,
+    /// The share of the search value in the fitted positions' targets (0, the results alone,
+    /// in files written before it was recorded).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub value_target_mix: f64,
     /// The dataset directories, newest last.
     pub data: Vec<String>,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// A fitted piece-square evaluation for one variant.

@@ -40,6 +40,7 @@
 
 use crate::engine::{Limits, Score};
 use crate::material::MaterialTable;
+pub use ninjazero_model::CENTIPAWNS_PER_LOG_ODDS;
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator, PieceSquareEval};
 use ninjazero_rules::{
     piece_values, ByRole, Color, Game, Move, MoveList, Position, Role, MAX_MOVES,
@@ -65,11 +66,6 @@ const TT_SIZE: usize = 1 << 18;
 /// as many, and so on): enough for most cut nodes, small enough not to waste the batch.
 const FIRST_HORIZON_BATCH: usize = 4;
 const HISTORY_SQUARES: usize = 120;
-
-/// Centipawns per unit of log-odds of a learnt evaluation: the slope at 0 of the mapping
-/// from an expected score to centipawns ([`Score::centipawns`]), so that a learnt score
-/// reported in centipawns reads back as about the expected score the evaluation meant.
-pub const CENTIPAWNS_PER_LOG_ODDS: f32 = 225.0;
 
 /// The deepest iteration the engine runs (plies, before quiescence), also without a depth
 /// limit.

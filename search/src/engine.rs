@@ -11,6 +11,7 @@ use crate::alphabeta::{
 };
 use crate::mcts::{LeafBlend, MctsSearch, RootPolicy};
 use crate::SearchConfig;
+use ninjazero_model::score::{centipawns_from_value, value_from_centipawns};
 use ninjazero_model::{EvalRequest, Evaluation, Evaluator};
 use ninjazero_rules::seed::{derive_seed, SeedStream};
 use ninjazero_rules::{Game, Move};
@@ -96,7 +97,7 @@ impl Score {
     pub fn value(&self) -> f32 {
         match *self {
             Score::Value(v) => v,
-            Score::Centipawns(cp) => ((cp as f32 / 290.68).atan() / 1.548).clamp(-1.0, 1.0),
+            Score::Centipawns(cp) => value_from_centipawns(cp),
             Score::Mate(plies) => plies.signum() as f32,
         }
     }
@@ -105,10 +106,7 @@ impl Score {
     /// as ±100 000.
     pub fn centipawns(&self) -> i32 {
         match *self {
-            Score::Value(v) => {
-                let v = v.clamp(-0.999, 0.999);
-                (290.68 * (1.548 * v).tan()).round() as i32
-            }
+            Score::Value(v) => centipawns_from_value(v),
             Score::Centipawns(cp) => cp,
             Score::Mate(plies) => 100_000 * plies.signum(),
         }

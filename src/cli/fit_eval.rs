@@ -37,6 +37,13 @@ pub struct FitEvalArgs {
     /// 0 to 100, at most 16 of them.
     #[arg(long, default_value_t = SquarePenalties(FitConfig::default().square_l2))]
     square_l2: SquarePenalties,
+    /// The share of the player's search value in each fitted position's target, the rest
+    /// the game's result (0: the results alone). The search values are those alpha-beta
+    /// players store (`selfplay --player alphabeta…`, an evaluation run's self-play), read
+    /// back as the centipawns they were; the held-out loss measures the results whatever
+    /// the share. [range: 0 to 1]
+    #[arg(long, value_parser = real(0.0, 1.0, false), default_value_t = FitConfig::default().value_target_mix)]
+    value_target_mix: f64,
 }
 
 pub fn run(args: FitEvalArgs) -> anyhow::Result<()> {
@@ -50,6 +57,7 @@ pub fn run(args: FitEvalArgs) -> anyhow::Result<()> {
         epochs: args.epochs,
         learning_rate: args.learning_rate,
         square_l2: args.square_l2.0,
+        value_target_mix: args.value_target_mix,
     };
     let eval = fit_piece_squares_on(args.variant, &args.data, &config, &StageBars::default())?;
     eval.save(&args.out)

@@ -1,6 +1,7 @@
 //! Fits a [`PieceSquareEval`] to games' results: logistic regression of the side to move's
 //! result on the position's piece-square features (the "Texel tuning" of chess engines,
-//! here from self-play alone).
+//! here from self-play alone), optionally mixed with the player's search value of each
+//! position ([`FitConfig::value_target_mix`]).
 //!
 //! Only quiet positions count — those whose move kept the material — so that a position in
 //! the middle of an exchange does not teach that the side a capture ahead is winning; the
@@ -15,6 +16,7 @@
 
 use ninjazero_data::progress::Progress;
 use ninjazero_data::{dataset_files_or_shards, read_file, DataError, GameRecord};
+use ninjazero_model::score::win_probability_from_value;
 use ninjazero_model::{FitSummary, PieceSquareError, PieceSquareEval, PieceSquareLayout};
 use ninjazero_rules::{Position, Variant};
 use rayon::prelude::*;
@@ -36,6 +38,11 @@ pub struct FitConfig {
     /// overfits 2,000 games, and no one penalty is best on every window
     /// ([`AUTO_SQUARE_L2`]).
     pub square_l2: Vec<f64>,
+    /// The share of the player's search value in the target of each fitted position that
+    /// has one (the rest the game's result): 0, the result alone, as Texel tuning; a
+    /// searched position's value says more about it than one game's result does. The
+    /// held-out loss always measures the results, so fits with different shares compare.
+    pub value_target_mix: f64,
 }
 
 /// The penalties `fit-eval --square-l2 auto` tries: on the windows measured (asylum and
@@ -110,6 +117,7 @@ impl Default for FitConfig {
             epochs: 300,
             learning_rate: 0.05,
             square_l2: vec![0.1],
+            value_target_mix: 0.0,
         }
     }
 }
@@ -248,8 +256,13 @@ fn is_quiet(game: &GameRecord, index: usize) -> bool {
     next.is_none_or(|next| next.material == now.material && next.hand == now.hand)
 }
 
-/// Splits the games' quiet positions into rows to fit on and rows held out.
-fn rows(games: &[GameRecord], layout: &PieceSquareLayout) -> Result<(Rows, Rows), FitError> {
+/// Splits the games' quiet positions into rows to fit on, their targets the result mixed
+/// with the search value by `value_target_mix`, and rows held out, their targets the result.
+fn rows(
+    games: &[GameRecord],
+    layout: &PieceSquareLayout,
+    value_target_mix: f32,
+) -> Result<(Rows, Rows), FitError> {
     let variant = layout.shape().variant;
     let (mut fit, mut held_out) = (Rows::default(), Rows::default());
     // In game-id order (stable: one id in two datasets keeps the datasets' order), so that
@@ -264,10 +277,10 @@ fn rows(games: &[GameRecord], layout: &PieceSquareLayout) -> Result<(Rows, Rows)
                 expected: variant,
             });
         }
-        let rows = if splitmix(game.game_id) % VALIDATION_EVERY == 0 {
-            &mut held_out
+        let (rows, mix) = if splitmix(game.game_id) % VALIDATION_EVERY == 0 {
+            (&mut held_out, 0.0)
         } else {
-            &mut fit
+            (&mut fit, value_target_mix)
         };
         let mut parent_moves = None;
         for (index, record) in game.positions.iter().enumerate() {
@@ -280,10 +293,16 @@ fn rows(games: &[GameRecord], layout: &PieceSquareLayout) -> Result<(Rows, Rows)
                 })?;
             let moves = position.legal_moves().len() as i32;
             if is_quiet(game, index) {
-                let target = match game.winner {
+                let result = match game.winner {
                     None => 0.5,
                     Some(winner) if winner == position.turn() => 1.0,
                     Some(_) => 0.0,
+                };
+                let target = if record.full_search && mix > 0.0 {
+                    let searched = win_probability_from_value(record.root_value);
+                    (1.0 - mix) * result + mix * searched
+                } else {
+                    result
                 };
                 rows.push(
                     layout,
@@ -389,7 +408,7 @@ pub fn fit_piece_squares(
     progress: &dyn Progress,
 ) -> Result<PieceSquareEval, FitError> {
     let layout = PieceSquareLayout::new(variant);
-    let (fit, held_out) = rows(games, &layout)?;
+    let (fit, held_out) = rows(games, &layout, config.value_target_mix as f32)?;
     if fit.len() < MIN_FIT_POSITIONS || held_out.len() < MIN_FIT_POSITIONS {
         return Err(FitError::TooFewPositions {
             found: fit.len(),
@@ -465,6 +484,7 @@ pub fn fit_piece_squares(
         validation_loss: positional[chosen].1,
         epochs: config.epochs,
         square_l2: penalties[chosen],
+        value_target_mix: config.value_target_mix,
         square_l2_tried: if penalties.len() > 1 {
             penalties
                 .iter()
@@ -484,6 +504,7 @@ pub fn fit_piece_squares(
 mod tests {
     use super::*;
     use ninjazero_data::PositionRecord;
+    use ninjazero_model::score::value_from_centipawns;
     use ninjazero_rules::{ByColor, ByRole, Color, Role};
 
     fn fit(
@@ -540,6 +561,7 @@ mod tests {
             epochs: 200,
             learning_rate: 10.0,
             square_l2: vec![0.0],
+            ..FitConfig::default()
         };
         let eval = fit(Variant::Chess, &games, &config).unwrap();
         let layout = eval.layout();
@@ -595,6 +617,7 @@ mod tests {
                 epochs: 300,
                 learning_rate: 0.1,
                 square_l2,
+                ..FitConfig::default()
             };
             fit(Variant::Chess, &games, &config).unwrap()
         };
@@ -643,6 +666,7 @@ mod tests {
             epochs: 300,
             learning_rate: 0.1,
             square_l2: vec![1e-2],
+            ..FitConfig::default()
         };
         let eval = fit(Variant::Chess, &games, &config).unwrap();
         let queen = eval.piece_values()[Role::Queen];
@@ -662,6 +686,55 @@ mod tests {
         games.reverse();
         let again = fit(Variant::Chess, &games, &config).unwrap();
         assert_eq!(again.weights(), eval.weights());
+    }
+
+    #[test]
+    fn a_share_of_the_search_value_teaches_what_the_results_do_not() {
+        // A Queen up, either side to move; the games' results are coin flips, but the
+        // player's search said the side with the Queen wins with log-odds 2 (450
+        // centipawns). The results alone teach nothing about the Queen; the search values
+        // alone teach log-odds 2.
+        let fens = [
+            "4k3/8/8/8/8/8/8/3QK3 w - - 0 1",
+            "4k3/8/8/8/8/8/8/3QK3 b - - 0 1",
+        ];
+        let games: Vec<GameRecord> = (0..4000u64)
+            .map(|id| {
+                let winner = [Color::White, Color::Black][(id / 2 % 2) as usize];
+                let mut g = game(id, fens[(id % 2) as usize], Some(winner));
+                let record = &mut g.positions[0];
+                let sign = if record.side_to_move == Color::White {
+                    1
+                } else {
+                    -1
+                };
+                record.root_value = value_from_centipawns(sign * 450);
+                record.full_search = true;
+                g
+            })
+            .collect();
+        let white_to_move = Position::from_fen(Variant::Chess, fens[0]).unwrap();
+        let fitted = |value_target_mix| {
+            let config = FitConfig {
+                epochs: 300,
+                learning_rate: 0.1,
+                square_l2: vec![1e-2],
+                value_target_mix,
+            };
+            fit(Variant::Chess, &games, &config).unwrap()
+        };
+        let (results, half, searched) = (fitted(0.0), fitted(0.5), fitted(1.0));
+        let odds = |eval: &PieceSquareEval| eval.log_odds(&white_to_move, 0);
+        assert!(odds(&results).abs() < 0.1, "{}", odds(&results));
+        assert!((odds(&searched) - 2.0).abs() < 0.1, "{}", odds(&searched));
+        // Half of each: the target 0.5 × 0.5 + 0.5 × sigmoid(2) on every fitted position.
+        let target: f32 = 0.25 + 0.5 / (1.0 + (-2.0f32).exp());
+        let expected = (target / (1.0 - target)).ln();
+        assert!((odds(&half) - expected).abs() < 0.1, "{}", odds(&half));
+        assert_eq!(half.fit.value_target_mix, 0.5);
+        // The held-out loss measures the results, which the Queen does not predict: the
+        // search values' fit scores worse on them than the results' own.
+        assert!(searched.fit.validation_loss > results.fit.validation_loss);
     }
 
     #[test]
