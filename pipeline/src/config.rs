@@ -191,6 +191,10 @@ pub struct RunConfig {
     /// default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub square_l2: Option<Vec<f64>>,
+    /// The share of the player's search value in a learnt evaluation's fitted targets
+    /// ([`ninjazero_train::FitConfig::value_target_mix`]); none: the results alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_target_mix: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -249,6 +253,7 @@ impl RunConfig {
             hours: None,
             model: ModelKind::Network,
             square_l2: None,
+            value_target_mix: None,
         }
     }
 
@@ -415,6 +420,13 @@ impl RunConfig {
             ninjazero_train::SquarePenalties::check(penalties)
                 .map_err(|reason| format!("square_l2: {reason}"))?;
         }
+        if let Some(mix) = self.value_target_mix {
+            if !(0.0..=1.0).contains(&mix) {
+                return Err(format!(
+                    "value_target_mix must be a number from 0 to 1, got {mix}"
+                ));
+            }
+        }
         if let Some(h) = self.hours {
             if !(h > 0.0 && h <= MAX_HOURS) {
                 return Err(format!(
@@ -449,10 +461,11 @@ pub enum Setting {
     FirstTrain,
     Model,
     SquareL2,
+    ValueTargetMix,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 11] = [
+    pub const ALL: [Setting; 12] = [
         Setting::Variant,
         Setting::Preset,
         Setting::Seed,
@@ -464,6 +477,7 @@ impl Setting {
         Setting::FirstTrain,
         Setting::Model,
         Setting::SquareL2,
+        Setting::ValueTargetMix,
     ];
 
     /// The setting's key in `run.toml` (also the pipeline command's option).
@@ -480,6 +494,7 @@ impl Setting {
             Setting::FirstTrain => "first_train",
             Setting::Model => "model",
             Setting::SquareL2 => "square_l2",
+            Setting::ValueTargetMix => "value_target_mix",
         }
     }
 }
@@ -528,8 +543,12 @@ pub fn load_or_create(
         if let (ModelKind::Evaluation, Some(option)) = (wanted.model, given(&network_settings)) {
             return Err(PipelineError::WithoutNetwork(option));
         }
-        if wanted.model == ModelKind::Network && wanted.square_l2.is_some() {
-            return Err(PipelineError::WithoutEvaluation("--square-l2"));
+        let evaluation_settings = [
+            ("--square-l2", wanted.square_l2.is_some()),
+            ("--value-target-mix", wanted.value_target_mix.is_some()),
+        ];
+        if let (ModelKind::Network, Some(option)) = (wanted.model, given(&evaluation_settings)) {
+            return Err(PipelineError::WithoutEvaluation(option));
         }
         wanted.save_to(store)?;
         return Ok(wanted.clone());
@@ -690,13 +709,24 @@ mod tests {
     }
 
     #[test]
-    fn an_edited_square_penalty_is_refused_by_name() {
+    fn an_edited_square_penalty_or_value_target_mix_is_refused_by_name() {
         let config = RunConfig {
             square_l2: Some(vec![0.01, 0.1]),
+            value_target_mix: Some(0.5),
             ..RunConfig::new(Variant::Chess, PipelinePreset::Smoke, 0, None)
                 .learning_an_evaluation()
         };
         let edits = [
+            (
+                "value_target_mix = 0.5",
+                "value_target_mix = 1.5",
+                "value_target_mix must be a number from 0 to 1, got 1.5",
+            ),
+            (
+                "value_target_mix = 0.5",
+                "value_target_mix = nan",
+                "value_target_mix must be a number from 0 to 1, got NaN",
+            ),
             (
                 "    0.1,\n]",
                 "    -1.0,\n]",

@@ -528,6 +528,9 @@ fn fit_evaluation(
     if let Some(penalties) = &ctx.config.square_l2 {
         config.square_l2 = penalties.clone();
     }
+    if let Some(mix) = ctx.config.value_target_mix {
+        config.value_target_mix = mix;
+    }
     let eval = fit_piece_squares_on(ctx.variant, data_dirs, &config, progress)
         .map_err(|e| PipelineError::Fit(e.to_string()))?;
     let out = work.join(format!("candidate{PIECE_SQUARE_SUFFIX}"));
@@ -539,8 +542,13 @@ fn fit_evaluation(
         &out,
     )?;
     let fit = &eval.fit;
+    let mix = if fit.value_target_mix > 0.0 {
+        format!(", search value share {}", fit.value_target_mix)
+    } else {
+        String::new()
+    };
     progress.log(&format!(
-        "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4}), square penalty {}",
+        "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4}), square penalty {}{mix}",
         window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material, fit.square_l2
     ));
     Ok(())

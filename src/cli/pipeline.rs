@@ -138,6 +138,11 @@ pub struct PipelineArgs {
     /// elsewhere).
     #[arg(long)]
     square_l2: Option<SquarePenalties>,
+    /// With --model evaluation: the share of the player's search value in each fitted
+    /// position's target, the rest the game's result, as `fit-eval --value-target-mix`
+    /// (default: the results alone). [range: 0 to 1]
+    #[arg(long, value_parser = real(0.0, 1.0, false))]
+    value_target_mix: Option<f64>,
     /// Shards per arena. [range: 1 to 10000]
     #[arg(long, value_parser = whole::<u32>(1, MAX_ARENA_SHARDS.into()), default_value_t = 1)]
     arena_shards: u32,
@@ -280,6 +285,7 @@ fn load_or_create_config(
         first_player_games: args.first_player_games,
         first_train: args.first_train.clone(),
         square_l2: args.square_l2.as_ref().map(|p| p.0.clone()),
+        value_target_mix: args.value_target_mix,
         hours: args.hours,
         ..RunConfig::new(args.variant, args.preset.into(), args.seed, generations)
     };
@@ -421,6 +427,23 @@ mod tests {
             let created = load_run(ninjazero_testkit::text(tmp.path()), &options).unwrap();
             assert_eq!(created.square_l2, Some(expected));
         }
+    }
+
+    #[test]
+    fn the_value_target_mix_is_a_setting_of_an_evaluation_run() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let run = ninjazero_testkit::text(tmp.path());
+        let load = |extra: &[&str]| load_run(run, extra);
+        let refused = load(&["--value-target-mix", "0.5"]).unwrap_err();
+        assert!(
+            refused.contains("--value-target-mix is a setting of a learnt evaluation's fits"),
+            "{refused}"
+        );
+        let created = load(&["--model", "evaluation", "--value-target-mix", "0.5"]).unwrap();
+        assert_eq!(created.value_target_mix, Some(0.5));
+        assert_eq!(load(&[]).unwrap(), created);
+        let refused = load(&["--value-target-mix", "0"]).unwrap_err();
+        assert!(refused.contains("--value-target-mix 0.5 → 0"), "{refused}");
     }
 
     #[test]
