@@ -155,6 +155,8 @@ pub enum FitError {
         fen: String,
         reason: String,
     },
+    #[error("game {game_id}, ply {ply}: the search value {value} is no number")]
+    BadSearchValue { game_id: u64, ply: u16, value: f32 },
     #[error("game {game_id} is {} game, the fit is for {expected}", ninjazero_rules::with_article(found.id()))]
     WrongVariant {
         game_id: u64,
@@ -299,6 +301,13 @@ fn rows(
                     Some(_) => 0.0,
                 };
                 let target = if record.full_search && mix > 0.0 {
+                    if !record.root_value.is_finite() {
+                        return Err(FitError::BadSearchValue {
+                            game_id: game.game_id,
+                            ply: record.ply,
+                            value: record.root_value,
+                        });
+                    }
                     let searched = win_probability_from_value(record.root_value);
                     (1.0 - mix) * result + mix * searched
                 } else {
@@ -735,6 +744,22 @@ mod tests {
         // The held-out loss measures the results, which the Queen does not predict: the
         // search values' fit scores worse on them than the results' own.
         assert!(searched.fit.validation_loss > results.fit.validation_loss);
+        // A search value that is no number is refused where a share of it is asked for.
+        let mut corrupt = games.clone();
+        corrupt[7].positions[0].root_value = f32::NAN;
+        assert_eq!(
+            fit(
+                Variant::Chess,
+                &corrupt,
+                &FitConfig {
+                    value_target_mix: 0.5,
+                    ..FitConfig::default()
+                }
+            )
+            .unwrap_err()
+            .to_string(),
+            "game 7, ply 0: the search value NaN is no number"
+        );
     }
 
     #[test]
