@@ -65,6 +65,16 @@ fn a_fitted_evaluation_is_written_and_played() {
         "{report}"
     );
     assert!(report.contains(", 0.3 "), "{report}");
+    // A share of the player's search values in the targets: said, and kept in the file.
+    let mixed = dir.join("mixed.eval.json");
+    let (ok, report) = fit_with(&mixed, "chess", &["--value-target-mix", "0.5"]);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("fitted targets: 0.5 of the search value"),
+        "{report}"
+    );
+    let stored = std::fs::read_to_string(&mixed).unwrap();
+    assert!(stored.contains("\"value_target_mix\": 0.5"), "{stored}");
     let bad = dir.join("bad.eval.json");
     let (ok, refused) = fit_with(&bad, "chess", &["--square-l2", "0.1,-2"]);
     assert!(!ok);

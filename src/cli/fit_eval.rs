@@ -86,6 +86,12 @@ fn describe(eval: &PieceSquareEval) -> String {
             tried.join(", ")
         );
     }
+    if fit.value_target_mix > 0.0 {
+        text += &format!(
+            "fitted targets: {} of the search value, the rest the game's result\n",
+            fit.value_target_mix
+        );
+    }
     let values = eval.piece_values();
     let pawn = values[Role::Pawn];
     text += "piece               log-odds   Pawns   centipawns\n";
