@@ -400,24 +400,41 @@ mod tests {
         assert_eq!((fresh.generations, fresh.hours), (1, Some(2.0)));
     }
 
-    #[test]
-    fn square_penalties_are_a_setting_of_an_evaluation_run() {
+    /// `option value` is refused for a network run and stored by an evaluation run, which
+    /// then reads back with no options and refuses `option other` naming `difference`.
+    /// Returns the stored settings.
+    fn assert_a_setting_of_evaluation_runs(
+        option: &str,
+        value: &str,
+        other: &str,
+        difference: &str,
+    ) -> RunConfig {
         let tmp = ninjazero_testkit::temp_dir();
         let run = ninjazero_testkit::text(tmp.path());
         let load = |extra: &[&str]| load_run(run, extra);
-        let refused = load(&["--square-l2", "auto"]).unwrap_err();
+        let refused = load(&[option, value]).unwrap_err();
         assert!(
-            refused.contains("--square-l2 is a setting of a learnt evaluation's fits"),
+            refused.contains(&format!(
+                "{option} is a setting of a learnt evaluation's fits"
+            )),
             "{refused}"
         );
-        let created = load(&["--model", "evaluation", "--square-l2", "auto"]).unwrap();
-        assert_eq!(created.square_l2, Some(AUTO_SQUARE_L2.to_vec()));
+        let created = load(&["--model", "evaluation", option, value]).unwrap();
         assert_eq!(load(&[]).unwrap(), created);
-        let refused = load(&["--square-l2", "0.1"]).unwrap_err();
-        assert!(
-            refused.contains("--square-l2 [0.01, 0.03, 0.1, 0.3] → [0.1]"),
-            "{refused}"
+        let refused = load(&[option, other]).unwrap_err();
+        assert!(refused.contains(difference), "{refused}");
+        created
+    }
+
+    #[test]
+    fn square_penalties_are_a_setting_of_an_evaluation_run() {
+        let created = assert_a_setting_of_evaluation_runs(
+            "--square-l2",
+            "auto",
+            "0.1",
+            "--square-l2 [0.01, 0.03, 0.1, 0.3] → [0.1]",
         );
+        assert_eq!(created.square_l2, Some(AUTO_SQUARE_L2.to_vec()));
         // A new asylum evaluation run tries them all unless penalties are named.
         let asylum = ["--variant", "asylum", "--model", "evaluation"];
         for (named, expected) in [(None, AUTO_SQUARE_L2.to_vec()), (Some("0.1"), vec![0.1])] {
@@ -431,19 +448,13 @@ mod tests {
 
     #[test]
     fn the_value_target_mix_is_a_setting_of_an_evaluation_run() {
-        let tmp = ninjazero_testkit::temp_dir();
-        let run = ninjazero_testkit::text(tmp.path());
-        let load = |extra: &[&str]| load_run(run, extra);
-        let refused = load(&["--value-target-mix", "0.5"]).unwrap_err();
-        assert!(
-            refused.contains("--value-target-mix is a setting of a learnt evaluation's fits"),
-            "{refused}"
+        let created = assert_a_setting_of_evaluation_runs(
+            "--value-target-mix",
+            "0.5",
+            "0",
+            "--value-target-mix 0.5 → 0",
         );
-        let created = load(&["--model", "evaluation", "--value-target-mix", "0.5"]).unwrap();
         assert_eq!(created.value_target_mix, Some(0.5));
-        assert_eq!(load(&[]).unwrap(), created);
-        let refused = load(&["--value-target-mix", "0"]).unwrap_err();
-        assert!(refused.contains("--value-target-mix 0.5 → 0"), "{refused}");
     }
 
     #[test]
