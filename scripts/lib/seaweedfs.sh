@@ -46,12 +46,13 @@ EOF
   weed_pid=$!
   export AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=us-east-1
   export AWS_ENDPOINT_URL="http://127.0.0.1:${p[0]}" AWS_ALLOW_HTTP=true
-  # Ready once the bucket answers a signed request (the bucket is made at start-up).
+  # Ready once the bucket answers signed requests (the bucket is made at start-up): `status`
+  # on an empty prefix lists it and looks for a run's settings, then says there is no run.
+  local answer
   for _ in $(seq 120); do
     kill -0 "$weed_pid" 2>/dev/null || break
-    if NINJAZERO_S3_RETRY_SECONDS=1 target/release/ninjazero status --run "s3://$bucket/probe" > /dev/null 2>&1; then
-      return 0
-    fi
+    answer=$(NINJAZERO_S3_RETRY_SECONDS=1 target/release/ninjazero status --run "s3://$bucket/probe" 2>&1) || true
+    [[ $answer == *"run.toml: no run here"* ]] && return 0
     sleep 0.5
   done
   echo "SeaweedFS did not come up on 127.0.0.1:${p[0]}; its log:" >&2
