@@ -524,13 +524,8 @@ fn fit_evaluation(
     work: &Path,
     progress: &dyn Progress,
 ) -> Result<(), PipelineError> {
-    let mut config = FitConfig::default();
-    if let Some(penalties) = &ctx.config.square_l2 {
-        config.square_l2 = penalties.clone();
-    }
-    if let Some(mix) = ctx.config.value_target_mix {
-        config.value_target_mix = mix;
-    }
+    let first_players_games = first_players_generations(ctx.store, window)?;
+    let config = fit_config(&ctx.config, &first_players_games);
     let eval = fit_piece_squares_on(ctx.variant, data_dirs, &config, progress)
         .map_err(|e| PipelineError::Fit(e.to_string()))?;
     let out = work.join(format!("candidate{PIECE_SQUARE_SUFFIX}"));
@@ -542,16 +537,52 @@ fn fit_evaluation(
         &out,
     )?;
     let fit = &eval.fit;
-    let mix = if fit.value_target_mix > 0.0 {
-        format!(", search value share {}", fit.value_target_mix)
-    } else {
-        String::new()
-    };
+    let mix =
+        match ctx.config.value_target_mix {
+            Some(mix) if mix > 0.0 && !first_players_games.is_empty() => format!(
+            ", results alone (the window holds the first player's games: self-play generation {})",
+            first_players_games.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+            _ if fit.value_target_mix > 0.0 => {
+                format!(", search value share {}", fit.value_target_mix)
+            }
+            _ => String::new(),
+        };
     progress.log(&format!(
         "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4}), square penalty {}{mix}",
         window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material, fit.square_l2
     ));
     Ok(())
+}
+
+/// The fit's settings for a window that holds the first player's games of
+/// `first_players_games`: the run's, but a window with any of those games is fitted to the
+/// results alone, since the first player's search values are poor targets (generation 1's
+/// held-out loss was worse with them on both variants measured).
+fn fit_config(run: &RunConfig, first_players_games: &[u32]) -> FitConfig {
+    let mut config = FitConfig::default();
+    if let Some(penalties) = &run.square_l2 {
+        config.square_l2 = penalties.clone();
+    }
+    if let (Some(mix), true) = (run.value_target_mix, first_players_games.is_empty()) {
+        config.value_target_mix = mix;
+    }
+    config
+}
+
+/// The self-play generations of `window` that the run's first player played (no learnt
+/// model: generation 0, and later ones while nothing is promoted).
+fn first_players_generations(
+    store: &Store,
+    window: &TrainingWindow,
+) -> Result<Vec<u32>, PipelineError> {
+    let mut generations = Vec::new();
+    for source in &window.data {
+        if Manifest::load(store, source.generation)?.model.is_none() {
+            generations.push(source.generation);
+        }
+    }
+    Ok(generations)
 }
 
 /// A player of an arena: a generation's model (a network: MCTS at the run's arena
@@ -987,9 +1018,10 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_first_training_preset_trains_from_generation_zero_on_the_first_players_games() {
-        let window = |generation, parent, sources: &[u32]| TrainingWindow {
+    /// Generation `generation`'s window after the best generation `parent`, on the
+    /// self-play generations `sources`.
+    fn window(generation: u32, parent: u32, sources: &[u32]) -> TrainingWindow {
+        TrainingWindow {
             generation,
             parent,
             data: sources
@@ -1000,7 +1032,11 @@ mod tests {
                     objects: Vec::new(),
                 })
                 .collect(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_first_training_preset_trains_from_generation_zero_on_the_first_players_games() {
         let config = RunConfig {
             first_player: Some("alphabeta:depth=2".to_string()),
             first_train: Some("imitate".to_string()),
@@ -1037,6 +1073,42 @@ mod tests {
             (games.selfplay_games_of(1), games.games_per_shard(1)),
             (1_000, 250)
         );
+    }
+
+    #[test]
+    fn a_window_with_the_first_players_games_is_fitted_to_the_results_alone() {
+        let tmp = ninjazero_testkit::temp_dir();
+        let store = Store::open(ninjazero_testkit::text(tmp.path())).unwrap();
+        // Generation 1 was held back, so its games are the first player's again.
+        let played_by = [None, None, Some(model_key(ModelKind::Evaluation, 2))];
+        for (generation, model) in (0..).zip(played_by) {
+            let manifest = Manifest {
+                generation,
+                model,
+                ..crate::worker::tests::manifest()
+            };
+            manifest.publish(&store).unwrap();
+        }
+        let firsts = |sources: &[u32]| first_players_generations(&store, &window(4, 1, sources));
+        assert_eq!(firsts(&[0, 1, 2]).unwrap(), [0, 1]);
+        assert_eq!(firsts(&[2]).unwrap(), [] as [u32; 0]);
+        let run = RunConfig {
+            square_l2: Some(vec![0.3]),
+            value_target_mix: Some(0.5),
+            ..RunConfig::new(Variant::Asylum, PipelinePreset::Smoke, 0, Some(4))
+        }
+        .learning_an_evaluation();
+        let fitted = |firsts: &[u32]| {
+            let config = fit_config(&run, firsts);
+            (config.square_l2, config.value_target_mix)
+        };
+        assert_eq!(fitted(&[1]), (vec![0.3], 0.0));
+        assert_eq!(fitted(&[]), (vec![0.3], 0.5));
+        let results_alone = RunConfig {
+            value_target_mix: None,
+            ..run.clone()
+        };
+        assert_eq!(fit_config(&results_alone, &[]).value_target_mix, 0.0);
     }
 
     #[test]

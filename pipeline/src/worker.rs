@@ -578,10 +578,11 @@ impl std::fmt::Display for GenerationStatus {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn manifest() -> Manifest {
+    /// A manifest of generation 2's self-play on chess, by the model-free search.
+    pub(crate) fn manifest() -> Manifest {
         Manifest {
             format: MANIFEST_FORMAT,
             variant: "chess".to_string(),

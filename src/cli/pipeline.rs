@@ -139,8 +139,9 @@ pub struct PipelineArgs {
     #[arg(long)]
     square_l2: Option<SquarePenalties>,
     /// With --model evaluation: the share of the player's search value in each fitted
-    /// position's target, the rest the game's result, as `fit-eval --value-target-mix`
-    /// (default: the results alone). [range: 0 to 1]
+    /// position's target, the rest the game's result, as `fit-eval --value-target-mix`;
+    /// a window that holds the first player's games (generation 0's) is fitted to the
+    /// results alone (default: the results alone). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
     /// Shards per arena. [range: 1 to 10000]
