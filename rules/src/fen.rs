@@ -80,11 +80,15 @@ pub enum FenError {
 impl Position {
     /// Reads a FEN of `variant`. The halfmove clock and fullmove number may be left out
     /// (they default to 0 and 1); in `insane-ninja-drops` a missing hand means an empty one.
+    /// A fullmove number of 0, which some tools write for a set-up position, reads as 1 (as
+    /// python-chess reads it): the moves are counted from 1.
     ///
     /// ```
     /// use ninjazero_rules::{Position, Variant};
     /// let pos = Position::from_fen(Variant::Chess, "8/8/8/8/8/8/8/K6k w - -").unwrap();
     /// assert_eq!(pos.to_fen(), "8/8/8/8/8/8/8/K6k w - - 0 1");
+    /// let pos = Position::from_fen(Variant::Chess, "8/8/8/8/8/8/8/K6k w - - 3 0").unwrap();
+    /// assert_eq!(pos.to_fen(), "8/8/8/8/8/8/8/K6k w - - 3 1");
     /// let err = Position::from_fen(Variant::Chess, "8/8/8/8/8/8/8/K6 w - -").unwrap_err();
     /// assert!(err.to_string().contains("rank 1"));
     /// ```
