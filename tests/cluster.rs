@@ -459,13 +459,28 @@ fn a_first_player_plays_generation_zeros_games() {
 fn a_run_that_learns_an_evaluation_plays_alpha_beta_with_its_fits() {
     let tmp = temp_dir();
     let dir = tmp.path().join("run");
-    let base = ["pipeline", "--run", text(&dir), "--model", "evaluation"];
+    let base = [
+        "pipeline",
+        "--run",
+        text(&dir),
+        "--model",
+        "evaluation",
+        "--value-target-mix",
+        "0.5",
+    ];
     let (ok, out) = run(&[&base[..], &SMOKE].concat());
     assert!(ok, "{out}");
     let store = Store::open(text(&dir)).unwrap();
     check_run(&store);
     let config = RunConfig::load_from(&store).unwrap();
     assert_eq!(config.model, ModelKind::Evaluation);
+    // The first player's search values are not fitted: generation 0's games are its.
+    assert!(
+        out.contains(
+            "results alone (the window holds the first player's games: self-play generation 0)"
+        ),
+        "{out}"
+    );
     // Generation 0 is the first player: alpha-beta at depth 1 with every piece worth one.
     let counting = EngineSpec::alphabeta_counting(1).to_string();
     assert_eq!(config.first_player.as_ref(), Some(&counting));

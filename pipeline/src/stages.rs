@@ -537,17 +537,17 @@ fn fit_evaluation(
         &out,
     )?;
     let fit = &eval.fit;
-    let mix =
-        match ctx.config.value_target_mix {
-            Some(mix) if mix > 0.0 && !first_players_games.is_empty() => format!(
+    let mix = if fit.value_target_mix > 0.0 {
+        format!(", search value share {}", fit.value_target_mix)
+    } else if ctx.config.value_target_mix.is_some_and(|mix| mix > 0.0) {
+        let sources: Vec<String> = first_players_games.iter().map(u32::to_string).collect();
+        format!(
             ", results alone (the window holds the first player's games: self-play generation {})",
-            first_players_games.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        ),
-            _ if fit.value_target_mix > 0.0 => {
-                format!(", search value share {}", fit.value_target_mix)
-            }
-            _ => String::new(),
-        };
+            sources.join(", ")
+        )
+    } else {
+        String::new()
+    };
     progress.log(&format!(
         "fitting generation {}'s evaluation: {} quiet positions of {} games, held-out loss {:.4} (material alone {:.4}), square penalty {}{mix}",
         window.generation, fit.positions, fit.games, fit.validation_loss, fit.validation_loss_material, fit.square_l2
@@ -555,10 +555,10 @@ fn fit_evaluation(
     Ok(())
 }
 
-/// The fit's settings for a window that holds the first player's games of
-/// `first_players_games`: the run's, but a window with any of those games is fitted to the
-/// results alone, since the first player's search values are poor targets (generation 1's
-/// held-out loss was worse with them on both variants measured).
+/// The fit's settings: the run's, except that a window holding any of the first player's
+/// games (`first_players_games`, self-play generations) is fitted to the results alone,
+/// since that player's search values are poor targets (generation 1's held-out loss was
+/// worse with them on both variants measured).
 fn fit_config(run: &RunConfig, first_players_games: &[u32]) -> FitConfig {
     let mut config = FitConfig::default();
     if let Some(penalties) = &run.square_l2 {
