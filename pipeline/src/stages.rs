@@ -564,21 +564,26 @@ fn fit_config(run: &RunConfig, first_players_games: &[u32]) -> FitConfig {
     if let Some(penalties) = &run.square_l2 {
         config.square_l2 = penalties.clone();
     }
-    if let (Some(mix), true) = (run.value_target_mix, first_players_games.is_empty()) {
+    if let Some(mix) = run
+        .value_target_mix
+        .filter(|_| first_players_games.is_empty())
+    {
         config.value_target_mix = mix;
     }
     config
 }
 
-/// The self-play generations of `window` that the run's first player played (no learnt
-/// model: generation 0, and later ones while nothing is promoted).
+/// The self-play generations of `window` that the run's first player played
+/// ([`Manifest::played_by_the_first_player`]: in an evaluation run also those after a
+/// held-back generation 1, which [`holds_the_first_players_games`], written for networks,
+/// does not count).
 fn first_players_generations(
     store: &Store,
     window: &TrainingWindow,
 ) -> Result<Vec<u32>, PipelineError> {
     let mut generations = Vec::new();
     for source in &window.data {
-        if Manifest::load(store, source.generation)?.model.is_none() {
+        if Manifest::load(store, source.generation)?.played_by_the_first_player() {
             generations.push(source.generation);
         }
     }
@@ -1085,6 +1090,7 @@ mod tests {
             let manifest = Manifest {
                 generation,
                 model,
+                player: Some(EngineSpec::alphabeta_counting(1).to_string()),
                 ..crate::worker::tests::manifest()
             };
             manifest.publish(&store).unwrap();

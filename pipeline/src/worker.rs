@@ -67,6 +67,13 @@ pub struct Manifest {
 pub const PLAYER_OPENING_PLIES: usize = 4;
 
 impl Manifest {
+    /// Whether these are the run's first player's games: a player's, searching with no
+    /// learnt model (generation 0, and an evaluation run's later ones while nothing is
+    /// promoted).
+    pub fn played_by_the_first_player(&self) -> bool {
+        self.player.is_some() && self.model.is_none()
+    }
+
     /// `selfplay/gen-NNNN/MANIFEST.json`.
     pub fn key(generation: u32) -> String {
         format!("{}MANIFEST.json", generation_prefix(generation))
