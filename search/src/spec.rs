@@ -497,7 +497,7 @@ impl FromStr for EngineSpec {
 
     fn from_str(spec: &str) -> Result<EngineSpec, SpecError> {
         let (kind, segments): (&str, Vec<&str>) = match spec.split_once(':') {
-            Some((kind, rest)) => (kind, rest.split(':').collect()),
+            Some((kind, rest)) => (kind, fields(rest)),
             None => (spec, Vec::new()),
         };
         // An empty path would otherwise read as no path ("alphabeta::depth=2" as material).
@@ -951,6 +951,35 @@ fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
     Ok(margin)
 }
 
+/// The ':'-separated fields of a spec after its kind, except that a learnt evaluation's
+/// path after `eval=` may hold ':' (a run named by the time, `runs/10:30`): its field runs
+/// on to the first one that ends in [`PIECE_SQUARE_SUFFIX`]. Without such a field it stays
+/// as it is, for the option's own error. Checkpoint paths are told from the options later
+/// ([`split_path`]).
+fn fields(rest: &str) -> Vec<&str> {
+    let ends: Vec<usize> = rest
+        .match_indices(':')
+        .map(|(at, _)| at)
+        .chain([rest.len()])
+        .collect();
+    let mut fields = Vec::with_capacity(ends.len());
+    let (mut start, mut next) = (0, 0);
+    while next < ends.len() {
+        let field = &rest[start..ends[next]];
+        if field.starts_with("eval=") && !field.ends_with(PIECE_SQUARE_SUFFIX) {
+            if let Some(last) = (next + 1..ends.len())
+                .find(|&k| rest[start..ends[k]].ends_with(PIECE_SQUARE_SUFFIX))
+            {
+                next = last;
+            }
+        }
+        fields.push(&rest[start..ends[next]]);
+        start = ends[next] + 1;
+        next += 1;
+    }
+    fields
+}
+
 /// Splits a checkpoint path, which may itself hold ':', from the trailing `key=value`
 /// segments whose keys are `options`.
 fn split_path<'a, 's>(segments: &'a [&'s str], options: &[&str]) -> (String, &'a [&'s str]) {
@@ -1147,6 +1176,25 @@ mod tests {
     }
 
     #[test]
+    fn paths_may_hold_colons() {
+        let EngineSpec::Mcts { checkpoint, budget } =
+            parse("mcts:runs/10:30/s.safetensors:ms=100:eval=runs/10:30/e.eval.json:mix=0.5")
+        else {
+            panic!("not an MCTS spec");
+        };
+        assert_eq!(checkpoint, PathBuf::from("runs/10:30/s.safetensors"));
+        let blend = budget.blend.expect("a blended leaf");
+        assert_eq!(blend.path, PathBuf::from("runs/10:30/e.eval.json"));
+        assert_eq!(blend.mix, 0.5);
+        // Without a field that ends the evaluation's path, the options are read as given.
+        let e = "uniform:sims=8:eval=runs/10:30/e.json"
+            .parse::<EngineSpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot read option '30/e.json'"), "{e}");
+    }
+
+    #[test]
     fn specs_round_trip_through_their_canonical_text() {
         let canonical = [
             "random",
@@ -1161,6 +1209,8 @@ mod tests {
             "uniform:sims=32:batch=4",
             "mcts:gen-0001.safetensors:sims=64:captures=1.5",
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=runs/e.eval.json:mix=0.25",
+            "mcts:runs/10:30/s.safetensors:ms=100:eval=runs/10:30/e.eval.json:mix=0.5:reuse=1",
+            "uniform:sims=8:eval=a:b:c.eval.json:mix=1",
             "uniform:sims=8:eval=e.eval.json:mix=1",
             "mcts:gen-0001.safetensors:ms=100:captures=1:eval=e.eval.json:mix=0.5:reuse=1",
             "uniform:sims=8:cpuct=2.5:reuse=1",
