@@ -93,6 +93,10 @@ check refuse arena --variant chess --a "mcts:$work/ninja.safetensors:sims=8" --b
 check refuse arena --variant chess --a "nonsense:1" --b random --pairs 1
 check refuse arena --variant chess --a "alphabeta::depth=1" --b random --pairs 1
 check refuse arena --variant chess --a "uniform:sims=0" --b random --pairs 1
+# A learnt evaluation's path may hold ':'; a missing one, or one without its suffix, is refused.
+check refuse arena --variant chess --a "uniform:sims=8:eval=$work/10:30/e.eval.json:mix=0.5" --b random --pairs 1
+check refuse arena --variant chess --a "uniform:sims=8:eval=$work/10:30/e.json:mix=0.5" --b random --pairs 1
+check refuse arena --variant chess --a "uniform:sims=8:eval=$work/10:30" --b random --pairs 1
 check refuse data inspect "$work/nonexistent"
 check refuse data pgn "$work/nonexistent"
 check refuse data inspect "$work/a-dir"
