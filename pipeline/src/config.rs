@@ -122,6 +122,14 @@ fn default_square_penalties(variant: &str) -> Option<Vec<f64>> {
     (variant == Variant::Asylum.id()).then(|| ninjazero_train::AUTO_SQUARE_L2.to_vec())
 }
 
+/// The search value share of a new evaluation run of `variant` when none is named: half on
+/// asylum, from the first window without the first player's games (its loop ahead at 100
+/// ms per move on three run seeds of three, README's lever table); elsewhere none, the
+/// results alone (insane-ninja's loop ends behind with it).
+fn default_value_target_mix(variant: &str) -> Option<f64> {
+    (variant == Variant::Asylum.id()).then_some(0.5)
+}
+
 /// Everything a run needs to continue: written once as `run.toml` in the run directory, and
 /// read back by every later command (or worker) on that run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -261,8 +269,9 @@ impl RunConfig {
     /// generation 0 is the first player (alpha-beta at [`COUNTING_DEPTH`] with every piece
     /// worth one, unless one is named), each later generation alpha-beta with its fitted
     /// evaluation at [`EVALUATION_DEPTH`], fitted to the last two generations' games (four
-    /// after a held-back candidate), trying the variant's square penalties unless some are
-    /// named ([`default_square_penalties`]).
+    /// after a held-back candidate), trying the variant's square penalties and taking its
+    /// search value share unless they are named ([`default_square_penalties`],
+    /// [`default_value_target_mix`]).
     pub fn learning_an_evaluation(self) -> RunConfig {
         let smoke = self.preset == PipelinePreset::Smoke;
         RunConfig {
@@ -270,6 +279,9 @@ impl RunConfig {
             square_l2: self
                 .square_l2
                 .or_else(|| default_square_penalties(&self.variant)),
+            value_target_mix: self
+                .value_target_mix
+                .or_else(|| default_value_target_mix(&self.variant)),
             window_generations: EVALUATION_WINDOW,
             first_player: self
                 .first_player
@@ -763,6 +775,28 @@ mod tests {
         }
         assert_eq!(
             RunConfig::new(Variant::Asylum, PipelinePreset::Cpu, 0, None).square_l2,
+            None
+        );
+    }
+
+    #[test]
+    fn asylums_evaluation_runs_take_half_the_search_value_unless_a_share_is_named() {
+        let evaluation = |variant, value_target_mix| {
+            RunConfig {
+                value_target_mix,
+                ..RunConfig::new(variant, PipelinePreset::Cpu, 0, None)
+            }
+            .learning_an_evaluation()
+            .value_target_mix
+        };
+        assert_eq!(evaluation(Variant::Asylum, None), Some(0.5));
+        assert_eq!(evaluation(Variant::Asylum, Some(0.0)), Some(0.0));
+        for variant in [Variant::InsaneNinja, Variant::Chess] {
+            assert_eq!(evaluation(variant, None), None);
+            assert_eq!(evaluation(variant, Some(0.5)), Some(0.5));
+        }
+        assert_eq!(
+            RunConfig::new(Variant::Asylum, PipelinePreset::Cpu, 0, None).value_target_mix,
             None
         );
     }

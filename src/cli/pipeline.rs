@@ -141,8 +141,9 @@ pub struct PipelineArgs {
     /// With --model evaluation: the share of the player's search value in each fitted
     /// position's target, the rest the game's result, as `fit-eval --value-target-mix`;
     /// a window that holds the first player's games (generation 0's) is fitted to the
-    /// results alone. Measured ahead or level on asylum, behind on insane-ninja
-    /// (docs/levers.md) (default: the results alone). [range: 0 to 1]
+    /// results alone; 0 fits every window to the results alone. Measured ahead on asylum,
+    /// behind on insane-ninja (docs/levers.md) (default: 0.5 on asylum, the results alone
+    /// elsewhere). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
     /// Shards per arena. [range: 1 to 10000]
@@ -457,6 +458,15 @@ mod tests {
             "--value-target-mix 0.5 → 0",
         );
         assert_eq!(created.value_target_mix, Some(0.5));
+        // A new asylum evaluation run takes half unless a share is named.
+        let asylum = ["--variant", "asylum", "--model", "evaluation"];
+        for (named, expected) in [(None, 0.5), (Some("0"), 0.0)] {
+            let tmp = ninjazero_testkit::temp_dir();
+            let mut options = asylum.to_vec();
+            options.extend(named.iter().flat_map(|share| ["--value-target-mix", share]));
+            let created = load_run(ninjazero_testkit::text(tmp.path()), &options).unwrap();
+            assert_eq!(created.value_target_mix, Some(expected));
+        }
     }
 
     #[test]
