@@ -953,31 +953,40 @@ fn parse_margin(spec: &str, key: &str, value: &str) -> Result<f32, SpecError> {
 
 /// The ':'-separated fields of a spec after its kind, except that a learnt evaluation's
 /// path after `eval=` may hold ':' (a run named by the time, `runs/10:30`): its field runs
-/// on to the first one that ends in [`PIECE_SQUARE_SUFFIX`]. Without such a field it stays
-/// as it is, for the option's own error. Checkpoint paths are told from the options later
-/// ([`split_path`]).
+/// on to the first one that ends in [`PIECE_SQUARE_SUFFIX`], or, without such a field, up
+/// to the next option, so that the option's own error shows the whole path. Checkpoint
+/// paths are told from the options later ([`split_path`]).
 fn fields(rest: &str) -> Vec<&str> {
     let ends: Vec<usize> = rest
         .match_indices(':')
         .map(|(at, _)| at)
         .chain([rest.len()])
         .collect();
+    let field = |k: usize| &rest[if k == 0 { 0 } else { ends[k - 1] + 1 }..ends[k]];
     let mut fields = Vec::with_capacity(ends.len());
     let (mut start, mut next) = (0, 0);
     while next < ends.len() {
-        let field = &rest[start..ends[next]];
-        if field.starts_with("eval=") && !field.ends_with(PIECE_SQUARE_SUFFIX) {
-            if let Some(last) = (next + 1..ends.len())
+        if field(next).starts_with("eval=") && !field(next).ends_with(PIECE_SQUARE_SUFFIX) {
+            next = (next + 1..ends.len())
                 .find(|&k| rest[start..ends[k]].ends_with(PIECE_SQUARE_SUFFIX))
-            {
-                next = last;
-            }
+                .unwrap_or_else(|| {
+                    (next + 1..ends.len())
+                        .find(|&k| looks_like_an_option(field(k)))
+                        .map_or(ends.len() - 1, |option| option - 1)
+                });
         }
         fields.push(&rest[start..ends[next]]);
         start = ends[next] + 1;
         next += 1;
     }
     fields
+}
+
+/// Whether a field reads as `key=value` with a lower-case key, as every option does.
+fn looks_like_an_option(field: &str) -> bool {
+    field
+        .split_once('=')
+        .is_some_and(|(key, _)| !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase()))
 }
 
 /// Splits a checkpoint path, which may itself hold ':', from the trailing `key=value`
@@ -1186,12 +1195,15 @@ mod tests {
         let blend = budget.blend.expect("a blended leaf");
         assert_eq!(blend.path, PathBuf::from("runs/10:30/e.eval.json"));
         assert_eq!(blend.mix, 0.5);
-        // Without a field that ends the evaluation's path, the options are read as given.
-        let e = "uniform:sims=8:eval=runs/10:30/e.json"
-            .parse::<EngineSpec>()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("cannot read option '30/e.json'"), "{e}");
+        // Without a field that ends the evaluation's path, the path runs to the next option
+        // and is refused whole.
+        for spec in [
+            "uniform:sims=8:eval=runs/10:30/e.json",
+            "uniform:eval=runs/10:30/e.json:sims=8",
+        ] {
+            let e = spec.parse::<EngineSpec>().unwrap_err().to_string();
+            assert!(e.contains("got 'runs/10:30/e.json'"), "{e}");
+        }
     }
 
     #[test]
