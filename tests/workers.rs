@@ -95,15 +95,10 @@ fn store_model(store: &Store, dir: &Path, cache: &Path) {
     }
 }
 
-/// Plans generation 1 of the run at `url` (2 shards × 3 games in parts of 2), plays both
-/// shards, reruns one, and checks every game id is stored exactly once.
-fn two_shards_hold_every_game_once(url: &str) {
-    let tmp = temp_dir();
-    let cache = tmp.path().join("cache");
-    let store = Store::open(url).unwrap();
-    store_model(&store, tmp.path(), &cache);
-    let (ok, out) = run(
-        &cache,
+/// Stores generation 1's manifest for the run at `url`: ninjutsu, seed 5, the stored
+/// `gen-0000` network, and `settings` (shards, games, simulations…).
+fn plan_generation_1(cache: &Path, url: &str, settings: &[&str]) {
+    let command = [
         &[
             "worker",
             "manifest",
@@ -115,14 +110,34 @@ fn two_shards_hold_every_game_once(url: &str) {
             "ninjutsu",
             "--seed",
             "5",
+            "--model",
+            "models/gen-0000.safetensors",
+        ],
+        settings,
+    ]
+    .concat();
+    let (ok, out) = run(cache, &command);
+    assert!(ok, "{out}");
+    assert!(out.contains("MANIFEST.json: stored"), "{out}");
+}
+
+/// Plans generation 1 of the run at `url` (2 shards × 3 games in parts of 2), plays both
+/// shards, reruns one, and checks every game id is stored exactly once.
+fn two_shards_hold_every_game_once(url: &str) {
+    let tmp = temp_dir();
+    let cache = tmp.path().join("cache");
+    let store = Store::open(url).unwrap();
+    store_model(&store, tmp.path(), &cache);
+    plan_generation_1(
+        &cache,
+        url,
+        &[
             "--shards",
             "2",
             "--games-per-shard",
             "3",
             "--games-per-part",
             "2",
-            "--model",
-            "models/gen-0000.safetensors",
             "--sims",
             "4",
             "--cheap-sims",
@@ -133,8 +148,6 @@ fn two_shards_hold_every_game_once(url: &str) {
             "4",
         ],
     );
-    assert!(ok, "{out}");
-    assert!(out.contains("MANIFEST.json: stored"), "{out}");
 
     let (ok, out) = run(&cache, &["status", "--run", url]);
     assert!(ok, "{out}");
@@ -195,6 +208,84 @@ fn two_shards_hold_every_game_once(url: &str) {
 fn two_shards_on_a_file_url_hold_every_game_once() {
     let tmp = temp_dir();
     two_shards_hold_every_game_once(&format!("file://{}", tmp.path().join("run").display()));
+}
+
+/// A worker killed mid-part (as a preempted cluster job is) leaves its scratch directory in
+/// the temporary directory; the next worker there removes it and finishes the shard.
+#[test]
+fn a_killed_workers_scratch_is_removed_by_the_next() {
+    let tmp = temp_dir();
+    let (cache, scratch) = (tmp.path().join("cache"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
+    let url = format!("file://{}", tmp.path().join("run").display());
+    let store = Store::open(&url).unwrap();
+    store_model(&store, tmp.path(), &cache);
+    // Long enough a part that the worker is still playing it when it is killed.
+    plan_generation_1(
+        &cache,
+        &url,
+        &[
+            "--shards",
+            "1",
+            "--games-per-shard",
+            "2",
+            "--games-per-part",
+            "2",
+            "--sims",
+            "16",
+            "--max-plies",
+            "120",
+            "--concurrency",
+            "2",
+        ],
+    );
+    let worker = |shard_args: &[&str]| {
+        let mut command = NINJAZERO.command(shard_args);
+        command
+            .env("NINJAZERO_CACHE", &cache)
+            .env("TMPDIR", &scratch);
+        command
+    };
+    let args = shard_args(&url, "0");
+    let scratch_dirs = || -> Vec<String> {
+        std::fs::read_dir(&scratch)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("ninjazero-shard."))
+            .collect()
+    };
+    let mut child = worker(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let started = std::time::Instant::now();
+    while scratch_dirs().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the worker ended before its part began"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no scratch directory"
+        );
+        thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = scratch_dirs();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!store.exists("selfplay/gen-0001/shard-0000/DONE").unwrap());
+
+    let (ok, out) = ninjazero_testkit::outcome(worker(&args).output().unwrap());
+    assert!(ok, "{out}");
+    assert!(out.contains("stored 1 parts (2 games"), "{out}");
+    assert!(store.exists("selfplay/gen-0001/shard-0000/DONE").unwrap());
+    assert_eq!(
+        scratch_dirs(),
+        Vec::<String>::new(),
+        "the killed worker's and its own"
+    );
 }
 
 /// The same against a real S3 server: `scripts/s3-test.sh` starts one on 127.0.0.1, sets

@@ -8,6 +8,10 @@
 //! its lock) removes those a killed process left and spares those of live processes, on this
 //! host or (on a shared filesystem, where an advisory lock may be local to each host) on
 //! another one.
+//!
+//! Scratch directories ([`scratch_dir`]) carry the same owner in their names, so that
+//! [`remove_abandoned_scratch_dirs`] can clear what a killed worker left in a shared
+//! directory such as `/tmp` without touching a live worker's.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -15,7 +19,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use tempfile::NamedTempFile;
+use tempfile::{NamedTempFile, TempDir};
 
 /// The suffix of every temporary file.
 pub const TMP_SUFFIX: &str = ".tmp";
@@ -156,6 +160,43 @@ pub fn remove_tmp_files(dir: &Path) -> io::Result<()> {
             continue;
         }
         match std::fs::remove_file(entry.path()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A new directory in `parent` named `PREFIX.HOST-PID.XXXXXX.tmp`, removed with its contents
+/// when dropped; one whose process was killed first is removed by
+/// [`remove_abandoned_scratch_dirs`] with the same `prefix`.
+pub fn scratch_dir(parent: &Path, prefix: &str) -> io::Result<TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}.{}.", owner_tag()))
+        .suffix(TMP_SUFFIX)
+        .tempdir_in(parent)
+}
+
+/// Removes the directories in `parent` that [`scratch_dir`] made with `prefix` for a process
+/// that is gone (see [`remove_tmp_files`] for when another host's counts as gone). Anything
+/// else stays, so this may run in a directory that others share, such as `/tmp`.
+pub fn remove_abandoned_scratch_dirs(parent: &Path, prefix: &str) -> io::Result<()> {
+    let host = host_name();
+    let start = format!("{prefix}.");
+    for entry in std::fs::read_dir(parent)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name
+            .to_str()
+            .filter(|n| n.starts_with(&start) && n.ends_with(TMP_SUFFIX))
+        else {
+            continue;
+        };
+        let metadata = entry.metadata()?;
+        if !metadata.is_dir() || owner_of(name).is_none() || !abandoned(name, &host, &metadata) {
+            continue;
+        }
+        match std::fs::remove_dir_all(entry.path()) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
@@ -334,5 +375,46 @@ mod tests {
         file.set_modified(old).unwrap();
         remove_tmp_files(dir.path()).unwrap();
         assert_eq!(names(dir.path()), [live]);
+    }
+
+    #[test]
+    fn scratch_dirs_of_gone_processes_are_removed_and_nothing_else() {
+        let parent = tempfile::tempdir().unwrap();
+        let live = scratch_dir(parent.path(), "nz-shard").unwrap();
+        std::fs::write(live.path().join("part.arrow"), b"x").unwrap();
+        let host = host_name();
+        let dead = format!("nz-shard.{host}-99999999.r1.tmp");
+        std::fs::create_dir(parent.path().join(&dead)).unwrap();
+        std::fs::write(parent.path().join(&dead).join("part.arrow"), b"x").unwrap();
+        // Another prefix, a name without an owner and a file are someone else's.
+        let others = [
+            format!("other.{host}-99999999.r2.tmp"),
+            "nz-shard.no-owner.tmp".to_string(),
+        ];
+        for name in &others {
+            std::fs::create_dir(parent.path().join(name)).unwrap();
+        }
+        let file = format!("nz-shard.{host}-99999999.r3.tmp");
+        std::fs::write(parent.path().join(&file), b"x").unwrap();
+        let live_name = live
+            .path()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            owner_of(&live_name),
+            Some((host.as_str(), std::process::id()))
+        );
+
+        remove_abandoned_scratch_dirs(parent.path(), "nz-shard").unwrap();
+        let mut kept = vec![file, others[0].clone(), others[1].clone()];
+        kept.sort();
+        let mut with_live = [kept.clone(), vec![live_name]].concat();
+        with_live.sort();
+        assert_eq!(names(parent.path()), with_live);
+        drop(live);
+        assert_eq!(names(parent.path()), kept);
     }
 }

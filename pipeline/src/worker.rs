@@ -19,6 +19,7 @@
 use crate::stages::self_play_seed;
 use crate::{generation_name, PipelineError, Progress, Store, StoreError};
 use ninjazero_arena::{play_player_dataset, PlayerGamesOptions};
+use ninjazero_data::atomic::{remove_abandoned_scratch_dirs, scratch_dir};
 use ninjazero_data::{dataset_files, FlushPolicy};
 use ninjazero_model::{load_evaluator, OneTorchThread};
 use ninjazero_rules::{Position, Variant};
@@ -285,13 +286,7 @@ pub fn selfplay_shard(
             config: manifest.search.clone(),
             model_id: model_id.clone(),
         };
-        let scratch = tempfile::Builder::new()
-            .prefix("ninjazero-shard-")
-            .tempdir()
-            .map_err(|error| PipelineError::Io {
-                path: std::env::temp_dir(),
-                error,
-            })?;
+        let scratch = shard_scratch_dir()?;
         let policy = FlushPolicy {
             games_per_file: ids.clone().count(),
             max_age: None,
@@ -366,6 +361,22 @@ pub fn selfplay_shard(
         games,
         positions,
     })
+}
+
+/// The name of a shard part's scratch directories in the system's temporary directory.
+const SCRATCH_PREFIX: &str = "ninjazero-shard";
+
+/// A scratch directory for one part's games in the system's temporary directory, after
+/// removing those that killed workers on this machine left there (a preempted cluster job
+/// gets no chance to remove its own).
+fn shard_scratch_dir() -> Result<tempfile::TempDir, PipelineError> {
+    let parent = std::env::temp_dir();
+    let io = |error| PipelineError::Io {
+        path: parent.clone(),
+        error,
+    };
+    remove_abandoned_scratch_dirs(&parent, SCRATCH_PREFIX).map_err(io)?;
+    scratch_dir(&parent, SCRATCH_PREFIX).map_err(io)
 }
 
 /// The run's variant, checked against the caller's and the shard against the manifest.
