@@ -283,6 +283,16 @@ mod tests {
         names
     }
 
+    /// The file name of `path`, after checking that it names this host and process.
+    fn assert_owned_by_this_process(path: &Path) -> String {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            owner_of(&name),
+            Some((host_name().as_str(), std::process::id()))
+        );
+        name
+    }
+
     #[test]
     fn files_appear_whole_and_leave_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
@@ -333,17 +343,7 @@ mod tests {
     fn temporary_names_carry_the_host_and_process() {
         let dir = tempfile::tempdir().unwrap();
         let file = AtomicFile::create(&dir.path().join("x.json")).unwrap();
-        let name = file
-            .path()
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        assert_eq!(
-            owner_of(&name),
-            Some((host_name().as_str(), std::process::id()))
-        );
+        assert_owned_by_this_process(file.path());
         assert_eq!(owner_of(".a.b.my-host-7.AbC123.tmp"), Some(("my-host", 7)));
         assert_eq!(owner_of(".a.json.x1y2z3.tmp"), None);
         assert_eq!(owner_of("junk.tmp"), None);
@@ -396,17 +396,7 @@ mod tests {
         }
         let file = format!("nz-shard.{host}-99999999.r3.tmp");
         std::fs::write(parent.path().join(&file), b"x").unwrap();
-        let live_name = live
-            .path()
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        assert_eq!(
-            owner_of(&live_name),
-            Some((host.as_str(), std::process::id()))
-        );
+        let live_name = assert_owned_by_this_process(live.path());
 
         remove_abandoned_scratch_dirs(parent.path(), "nz-shard").unwrap();
         let mut kept = vec![file, others[0].clone(), others[1].clone()];
