@@ -279,7 +279,8 @@ fn a_killed_workers_scratch_is_removed_by_the_next() {
 
     let (ok, out) = ninjazero_testkit::outcome(worker(&args).output().unwrap());
     assert!(ok, "{out}");
-    assert!(out.contains("stored 1 parts (2 games"), "{out}");
+    assert!(out.contains("stored 1 part (2 games, "), "{out}");
+    assert!(out.contains("0 parts were stored already"), "{out}");
     assert!(store.exists("selfplay/gen-0001/shard-0000/DONE").unwrap());
     assert_eq!(
         scratch_dirs(),

@@ -148,23 +148,11 @@ pub fn check_file_writable(path: &Path) -> io::Result<()> {
 /// [`FOREIGN_TMP_MAX_AGE`]; a name without a host (an older build's) counts as this host's
 /// dead process, as before. Directories are left alone.
 pub fn remove_tmp_files(dir: &Path) -> io::Result<()> {
-    let host = host_name();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str().filter(|n| n.ends_with(TMP_SUFFIX)) else {
-            continue;
-        };
-        let metadata = entry.metadata()?;
-        if metadata.is_dir() || !abandoned(name, &host, &metadata) {
-            continue;
-        }
-        match std::fs::remove_file(entry.path()) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-    }
-    Ok(())
+    remove_abandoned(
+        dir,
+        |_, metadata| !metadata.is_dir(),
+        |path| std::fs::remove_file(path),
+    )
 }
 
 /// A new directory in `parent` named `PREFIX.HOST-PID.XXXXXX.tmp`, removed with its contents
@@ -181,22 +169,33 @@ pub fn scratch_dir(parent: &Path, prefix: &str) -> io::Result<TempDir> {
 /// that is gone (see [`remove_tmp_files`] for when another host's counts as gone). Anything
 /// else stays, so this may run in a directory that others share, such as `/tmp`.
 pub fn remove_abandoned_scratch_dirs(parent: &Path, prefix: &str) -> io::Result<()> {
-    let host = host_name();
     let start = format!("{prefix}.");
-    for entry in std::fs::read_dir(parent)? {
+    remove_abandoned(
+        parent,
+        |name, metadata| metadata.is_dir() && name.starts_with(&start) && owner_of(name).is_some(),
+        |path| std::fs::remove_dir_all(path),
+    )
+}
+
+/// Removes with `remove` each entry of `dir` named `….tmp` that `is_candidate` accepts and
+/// whose writer is gone ([`abandoned`]); one that vanished meanwhile is no error.
+fn remove_abandoned(
+    dir: &Path,
+    is_candidate: impl Fn(&str, &std::fs::Metadata) -> bool,
+    remove: impl Fn(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let host = host_name();
+    for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let Some(name) = name
-            .to_str()
-            .filter(|n| n.starts_with(&start) && n.ends_with(TMP_SUFFIX))
-        else {
+        let Some(name) = name.to_str().filter(|n| n.ends_with(TMP_SUFFIX)) else {
             continue;
         };
         let metadata = entry.metadata()?;
-        if !metadata.is_dir() || owner_of(name).is_none() || !abandoned(name, &host, &metadata) {
+        if !is_candidate(name, &metadata) || !abandoned(name, &host, &metadata) {
             continue;
         }
-        match std::fs::remove_dir_all(entry.path()) {
+        match remove(&entry.path()) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }

@@ -37,7 +37,9 @@ pub use scheduler::{
 pub use stages::{measurably_worse, Outcome, Promotion, RunContext};
 // The run's storage lives in `data` so that ladders and piece-value studies share it.
 pub use ninjazero_data::store::{Store, StoreError, StoredObject};
-pub use summary::{ladder_scale, plot_elo, write_summary, GenerationRow, RunReport, Scale};
+pub use summary::{
+    counted, ladder_scale, plot_elo, write_summary, GenerationRow, RunReport, Scale,
+};
 pub use worker::{
     generation_status, selfplay_shard, GenerationStatus, Manifest, ShardOutcome, ShardState,
 };

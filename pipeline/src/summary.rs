@@ -93,8 +93,9 @@ impl RunReport<'_> {
     }
 }
 
-/// `1 generation`, `2 generations`.
-fn counted(n: u32, noun: &str) -> String {
+/// `1 generation`, `2 generations`: a count with its noun, plural unless one.
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -335,6 +336,13 @@ pub fn plot_elo(path: &Path, report: &RunReport) -> Result<(), PipelineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(counted(1u32, "part"), "1 part");
+        assert_eq!(counted(0u64, "part"), "0 parts");
+        assert_eq!(counted(2u64, "generation"), "2 generations");
+    }
 
     fn arena(a: &str, b: &str, wins: usize, draws: usize, losses: usize) -> ArenaResult {
         ArenaResult {

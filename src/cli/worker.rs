@@ -13,8 +13,8 @@ use ninjazero_pipeline::scheduler::stage_status;
 use ninjazero_pipeline::stages::{latest_best, selfplay_worker, MatchSet};
 use ninjazero_pipeline::worker::{Manifest, ShardJob, MANIFEST_FORMAT};
 use ninjazero_pipeline::{
-    generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig, RunContext,
-    ShardOutcome, Stage, Store,
+    counted, generation_status, selfplay_shard, PipelineError, PipelinePreset, RunConfig,
+    RunContext, ShardOutcome, Stage, Store,
 };
 use ninjazero_rules::Variant;
 use ninjazero_selfplay::{MAX_CONCURRENCY, MAX_SIMULATIONS, MIN_CONCURRENCY};
@@ -371,7 +371,12 @@ fn report_shard(name: &str, outcome: ShardOutcome) -> anyhow::Result<()> {
             games,
             positions,
         } => println!(
-            "{name}: stored {parts_stored} parts ({games} games, {positions} positions), {parts_found} parts were stored already; shard done"
+            "{name}: stored {} ({}, {}), {} {} stored already; shard done",
+            counted(parts_stored, "part"),
+            counted(games, "game"),
+            counted(positions, "position"),
+            counted(parts_found, "part"),
+            if parts_found == 1 { "was" } else { "were" },
         ),
     }
     Ok(())
