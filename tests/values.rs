@@ -84,6 +84,34 @@ fn values_writes_its_report_and_reuses_played_games() {
     };
     assert_eq!(table(&again), table(&report));
 
+    // A pipeline generation's layout (a directory of shards) and a second dataset read as
+    // one: the regression counts both.
+    let generation = dir.join("gen-0001");
+    for (shard, file) in std::fs::read_dir(&data).unwrap().enumerate() {
+        let file = file.unwrap().path();
+        let shard_dir = generation.join(format!("shard-{shard:04}"));
+        std::fs::create_dir_all(&shard_dir).unwrap();
+        std::fs::copy(&file, shard_dir.join(file.file_name().unwrap())).unwrap();
+    }
+    let (ok, both) = NINJAZERO.run(&[
+        "values",
+        "--variant",
+        "chess",
+        "--data",
+        path(&generation),
+        "--data",
+        path(&data),
+        "--games",
+        "0",
+        "--bootstrap",
+        "20",
+        "--out",
+        path(&dir.join("both")),
+    ]);
+    assert!(ok, "{both}");
+    let named = format!("Data: {}, {} (48 games)", path(&generation), path(&data));
+    assert!(both.contains(&named), "{both}");
+
     // The same matches shared by two jobs (`worker match values`, no dataset needed): one
     // wave of jobs per round, then `values` merges their parts into the same values.
     let shared = dir.join("shared");

@@ -99,8 +99,8 @@ use ninjazero_rules::{ByColor, ByRole, Color, Variant};
 
 pub use pgn::export_pgn;
 pub use reader::{
-    dataset_files, dataset_files_or_shards, existing_dataset_files, finished_game_ids, read_file,
-    read_file_meta, read_games,
+    dataset_files, dataset_files_or_shards, existing_dataset_files, finished_game_ids,
+    read_dataset, read_file, read_file_meta, read_games,
 };
 pub use result::GameResult;
 pub use schema::{

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ninjazero_rules::{Color, Position};
 
-use crate::reader::{existing_dataset_files, read_files};
+use crate::reader::read_dataset;
 use crate::{DataError, GameRecord, GameResult};
 
 /// Movetext lines are wrapped before this many columns.
@@ -17,7 +17,7 @@ const LINE_WIDTH: usize = 80;
 /// Black to move begins with `N...`. A start FEN the rules cannot read is an error, and
 /// so is a missing `dir`.
 pub fn export_pgn(dir: &Path, out: &mut dyn Write) -> Result<usize, DataError> {
-    let games = read_files(&existing_dataset_files(dir)?, None)?;
+    let games = read_dataset(dir, None)?;
     for game in &games {
         let text = game_pgn(game)?;
         out.write_all(text.as_bytes()).map_err(DataError::Output)?;

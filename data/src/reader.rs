@@ -88,6 +88,12 @@ pub fn existing_dataset_files(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
     }
 }
 
+/// The games of the dataset directory `dir`, which must exist: its files, or a pipeline
+/// generation's shards ([`existing_dataset_files`]), each checked as [`read_file`] does.
+pub fn read_dataset(dir: &Path, expected: Option<Variant>) -> Result<Vec<GameRecord>, DataError> {
+    read_files(&existing_dataset_files(dir)?, expected)
+}
+
 /// [`finished_game_ids`], checking each file's metadata against `expected` when given.
 pub(crate) fn checked_game_ids(
     dir: &Path,

@@ -18,10 +18,12 @@ pub struct ValuesArgs {
     /// Variant id (see `ninjazero perft --help`).
     #[arg(long, value_parser = parse_variant)]
     variant: Variant,
-    /// Self-play dataset for the outcome regression (and the probe's positions). Without
-    /// one the study is the handicap matches alone.
+    /// Self-play dataset for the outcome regression (and the probe's positions): a
+    /// directory of `.arrow` files or a pipeline generation's (`RUN/selfplay/gen-0009`).
+    /// Repeat it to read several as one (a run's last window). Without one the study is
+    /// the handicap matches alone.
     #[arg(long)]
-    data: Option<PathBuf>,
+    data: Vec<PathBuf>,
     /// Checkpoint: the handicap matches search with it, and the value-network probe runs.
     /// Without one the matches use the model-free search and there is no probe.
     #[arg(long)]

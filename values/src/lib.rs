@@ -22,7 +22,7 @@ pub mod study;
 
 pub use study::{Study, StudyReport, ValuesError};
 
-use ninjazero_rules::{piece_values, Position, Role, Variant};
+use ninjazero_rules::{piece_values, Color, Position, Role, Variant};
 
 /// A kind of material that gets a value: a piece on the board, or a Pawn in hand
 /// (`insane-ninja-drops`).
@@ -40,22 +40,35 @@ impl PieceKind {
         }
     }
 
-    /// The kinds of `variant`'s starting armies: the Pawn (the unit) first, then the
-    /// pieces in the order of [`Role::ALL`], then the hand. Kings have no value.
+    /// The kinds that can stand on `variant`'s board — its starting armies', the pieces a
+    /// Pawn promotes to (ninjutsu's Insane Ninja Knight comes no other way) and the Ninja
+    /// Pawns dropped from the hand — the Pawn (the unit) first, then in the order of
+    /// [`Role::ALL`], then the hand. Kings have no value.
     pub fn of_variant(variant: Variant) -> Vec<PieceKind> {
         let start = Position::start(variant);
+        let drops = start.hand(Color::White) > 0;
+        let reachable = |role: Role| {
+            in_starting_army(variant, role)
+                || variant.rules().promotions().contains(&role)
+                || (drops && role == Role::NinjaPawn)
+        };
         let mut kinds: Vec<PieceKind> = Role::ALL
             .iter()
-            .filter(|&&role| role != Role::King)
-            .filter(|&&role| start.count(ninjazero_rules::Color::White, role) > 0)
+            .filter(|&&role| role != Role::King && reachable(role))
             .map(|&role| PieceKind::Board(role))
             .collect();
         kinds.sort_by_key(|k| *k != PieceKind::Board(Role::Pawn));
-        if start.hand(ninjazero_rules::Color::White) > 0 {
+        if drops {
             kinds.push(PieceKind::InHand);
         }
         kinds
     }
+}
+
+/// Whether `role` stands in `variant`'s starting army: only such a piece can be given as a
+/// handicap.
+pub fn in_starting_army(variant: Variant, role: Role) -> bool {
+    Position::start(variant).count(Color::White, role) > 0
 }
 
 /// How a value was measured.

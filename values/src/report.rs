@@ -1,6 +1,6 @@
 //! A study's report: the values as CSV, the whole study as Markdown, and a chart.
 
-use crate::study::{Study, ValuesError};
+use crate::study::{datasets, Study, ValuesError};
 use crate::{reference, verdicts, Estimate, Measurement, Method, PieceKind};
 use ninjazero_rules::Variant;
 use std::fmt::Write as _;
@@ -52,13 +52,11 @@ pub fn markdown(study: &Study, games: usize, runs: &[MethodRun], estimates: &[Es
         text,
         "Values in Pawns with 95 % bootstrap intervals ({} replicates). Data: {}{}.\n",
         study.bootstrap,
-        study
-            .data
-            .as_ref()
-            .map_or("none (matches only)".to_string(), |data| format!(
-                "{} ({games} games)",
-                data.display()
-            )),
+        if study.data.is_empty() {
+            "none (matches only)".to_string()
+        } else {
+            format!("{} ({games} games)", datasets(study))
+        },
         study
             .model
             .as_ref()

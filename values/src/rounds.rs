@@ -9,7 +9,7 @@ use crate::matches::{
 };
 use crate::report::MethodRun;
 use crate::study::{Progress, Study, ValuesError};
-use crate::{Estimate, Measurement, Method, PieceKind};
+use crate::{in_starting_army, Estimate, Measurement, Method, PieceKind};
 use ninjazero_arena::series::{slice_key, slice_keys, Series, Shard};
 use ninjazero_data::store::Store;
 use ninjazero_model::OneTorchThread;
@@ -69,7 +69,7 @@ pub enum RoundOutcome {
     Played(usize),
 }
 
-/// The handicaps of a round, Pawn odds first.
+/// The handicaps of a round, Pawn odds first, then each other piece of the starting army.
 fn handicaps(kinds: &[PieceKind], variant: Variant) -> Vec<Handicap> {
     let pawn = PieceKind::Board(Role::Pawn);
     let pawns_in_army = Position::start(variant).count(Color::White, Role::Pawn) as usize;
@@ -78,10 +78,15 @@ fn handicaps(kinds: &[PieceKind], variant: Variant) -> Vec<Handicap> {
         .chain(
             kinds
                 .iter()
-                .filter(|&&k| k != pawn && matches!(k, PieceKind::Board(_)))
+                .filter(|&&k| k != pawn && has_handicap(k, variant))
                 .map(|&kind| Handicap { kind, count: 1 }),
         )
         .collect()
+}
+
+/// Whether `kind` can be taken off the start position: a piece of the starting army.
+fn has_handicap(kind: PieceKind, variant: Variant) -> bool {
+    matches!(kind, PieceKind::Board(role) if in_starting_army(variant, role))
 }
 
 /// The stored games of one handicap played with `settings`: the whole series and the parts
@@ -370,6 +375,22 @@ pub fn handicap_matches(
         "{} games per handicap, half with each colour handicapped, {} random opening plies, a draw at {} plies; the scale is the log-odds per Pawn fitted over Pawn odds of 1 to {PAWN_ODDS} Pawns.",
         study.games, study.opening_plies, study.max_plies
     )];
+    let unmatched: Vec<String> = kinds
+        .iter()
+        .filter(|&&kind| !has_handicap(kind, study.variant))
+        .map(|kind| kind.name())
+        .collect();
+    if !unmatched.is_empty() {
+        notes.push(format!(
+            "No handicap for {} (not in the starting army): the other methods value it{}.",
+            unmatched.join(", "),
+            if study.rounds > 1 {
+                "; the rounds' player counts it as 1 Pawn, as in round 1"
+            } else {
+                ""
+            }
+        ));
+    }
     notes.extend(round_notes);
     // The measured values in the form an alpha-beta spec takes, for the next experiment
     // (e.g. `selfplay --player alphabeta:depth=2:values=...`): only when every piece
@@ -472,6 +493,26 @@ mod tests {
         let player = with_values(&base, &values);
         assert_eq!(label.parse::<EngineSpec>().unwrap(), player);
         assert!(!tunable(&player), "a player with values is not tuned again");
+    }
+
+    /// Ninjutsu's Insane Ninja Knight is in no starting army: no handicap gives it, and the
+    /// rounds' player counts it as 1 in every round rather than at a hand-set value.
+    #[test]
+    fn a_piece_without_a_handicap_plays_every_round_at_one() {
+        let kinds = PieceKind::of_variant(Variant::Ninjutsu);
+        let knight = PieceKind::Board(Role::InsaneNinjaKnight);
+        assert!(kinds.contains(&knight));
+        assert!(handicaps(&kinds, Variant::Ninjutsu)
+            .iter()
+            .all(|h| h.kind != knight));
+        let measured = [estimate(PieceKind::Board(Role::NinjaGuard), 4.0)];
+        for previous in [None, Some(&measured[..])] {
+            let values = round_values(&kinds, previous);
+            assert!(
+                values.contains(&(Role::InsaneNinjaKnight, 1.0)),
+                "{values:?}"
+            );
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::report::{csv, markdown, plot, MethodRun};
 use crate::rounds::handicap_matches;
 use crate::{probe::probe, regression::outcome_regression, Estimate, Method, PieceKind};
 use ninjazero_data::store::{Store, StoreError};
-use ninjazero_data::{read_games, DataError, GameRecord};
+use ninjazero_data::{read_dataset, DataError, GameRecord};
 use ninjazero_model::{load_evaluator, Evaluator, ModelError};
 use ninjazero_rules::{Position, Variant};
 use ninjazero_search::EngineSpec;
@@ -21,9 +21,9 @@ use tch::Device;
 #[derive(Clone, Debug)]
 pub struct Study {
     pub variant: Variant,
-    /// Self-play dataset for the outcome regression (and the probe's positions); without
-    /// one the study is the handicap matches alone.
-    pub data: Option<PathBuf>,
+    /// Self-play datasets (directories, or a pipeline generation's) for the outcome
+    /// regression and the probe's positions, read as one; none: the handicap matches alone.
+    pub data: Vec<PathBuf>,
     /// Checkpoint for the value-network probe (none: no probe).
     pub model: Option<PathBuf>,
     /// Player spec of the handicap matches, as for the arena (see
@@ -117,21 +117,19 @@ pub fn run(study: &Study, out: &str, progress: &dyn Progress) -> Result<StudyRep
     study.check()?;
     let variant = study.variant;
     let kinds = PieceKind::of_variant(variant);
-    let games = match &study.data {
-        Some(data) => {
-            let games = read_games(data, Some(variant))?;
-            if games.is_empty() {
-                return Err(ValuesError::NoGames { data: data.clone() });
-            }
-            games
+    let mut games = Vec::new();
+    for data in &study.data {
+        let read = read_dataset(data, Some(variant))?;
+        if read.is_empty() {
+            return Err(ValuesError::NoGames { data: data.clone() });
         }
-        None => Vec::new(),
-    };
+        games.extend(read);
+    }
     // Only once the data is there: a mistyped --data leaves no empty output directory.
     let store = Store::open(out)?;
     let mut runs = Vec::new();
-    if let Some(data) = &study.data {
-        runs.push(regression(&games, &kinds, data, study));
+    if !study.data.is_empty() {
+        runs.push(regression(&games, &kinds, study));
     }
     if study.games > 0 {
         runs.push(handicap_matches(&kinds, study, &store, progress)?);
@@ -192,12 +190,12 @@ impl Study {
                 player: self.player.to_string(),
             });
         }
-        if self.data.is_none() && self.model.is_some() {
+        if self.data.is_empty() && self.model.is_some() {
             return Err(ValuesError::Setup(
                 "the value-network probe takes its positions from a dataset: give one with the model".into(),
             ));
         }
-        if self.data.is_none() && self.games == 0 {
+        if self.data.is_empty() && self.games == 0 {
             return Err(ValuesError::Setup(
                 "nothing to measure: give a dataset (outcome regression) or match games".into(),
             ));
@@ -206,13 +204,8 @@ impl Study {
     }
 }
 
-/// The outcome regression over the games of the dataset `data`.
-pub fn regression(
-    games: &[GameRecord],
-    kinds: &[PieceKind],
-    data: &Path,
-    study: &Study,
-) -> MethodRun {
+/// The outcome regression over `games`, those of [`Study::data`].
+pub fn regression(games: &[GameRecord], kinds: &[PieceKind], study: &Study) -> MethodRun {
     let started = Instant::now();
     let estimates = outcome_regression(games, kinds, study.bootstrap, study.seed);
     MethodRun {
@@ -222,9 +215,15 @@ pub fn regression(
         notes: vec![format!(
             "{} games from {} (quiet positions only: the move played kept the material).",
             games.len(),
-            data.display()
+            datasets(study)
         )],
     }
+}
+
+/// The datasets of `study`, as a report names them: `a, b`.
+pub fn datasets(study: &Study) -> String {
+    let names: Vec<String> = study.data.iter().map(|d| d.display().to_string()).collect();
+    names.join(", ")
 }
 
 /// The probe over [`Study::positions`] positions sampled (seeded) from the dataset.

@@ -11,7 +11,9 @@ use ninjazero_values::matches::{
 };
 use ninjazero_values::probe::probe;
 use ninjazero_values::regression::outcome_regression;
-use ninjazero_values::{verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES};
+use ninjazero_values::{
+    in_starting_army, verdicts, Estimate, NotEnoughData, PieceKind, MIN_SAMPLES,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -168,19 +170,79 @@ fn handicaps_take_the_traditional_pieces_off() {
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPP2P/RNBQKBNR w KQkq - 0 1"
     );
     assert!(handicap_start(Variant::Chess, QUEEN, Color::White, 2).is_err());
-    // Every variant can give every board kind of its army as a handicap.
+    // Every variant can give every board kind of its starting army as a handicap, and no
+    // other kind (ninjutsu's Insane Ninja Knight comes only by promotion).
     for variant in Variant::ALL {
         for kind in PieceKind::of_variant(variant) {
-            if let PieceKind::Board(_) = kind {
-                for color in Color::ALL {
-                    let position = handicap_start(variant, kind, color, 1).unwrap();
-                    assert!(!position.legal_moves().is_empty(), "{variant} {kind:?}");
+            match kind {
+                PieceKind::Board(role) if in_starting_army(variant, role) => {
+                    for color in Color::ALL {
+                        let position = handicap_start(variant, kind, color, 1).unwrap();
+                        assert!(!position.legal_moves().is_empty(), "{variant} {kind:?}");
+                    }
                 }
-            } else {
-                assert!(handicap_start(variant, kind, Color::White, 1).is_err());
+                _ => assert!(
+                    handicap_start(variant, kind, Color::White, 1).is_err(),
+                    "{variant} {kind:?}"
+                ),
             }
         }
     }
+}
+
+#[test]
+fn every_piece_that_can_stand_on_the_board_is_a_kind_to_value() {
+    let names = |variant| -> Vec<String> {
+        PieceKind::of_variant(variant)
+            .into_iter()
+            .map(PieceKind::name)
+            .collect()
+    };
+    assert_eq!(
+        names(Variant::Chess),
+        ["Pawn", "Queen", "Rook", "Bishop", "Knight"]
+    );
+    // The Insane Ninja Knight: only a promotion (or a Ninja Guard or Warrior entering the
+    // enemy palace) brings it.
+    let ninjutsu = names(Variant::Ninjutsu);
+    assert!(
+        ninjutsu.contains(&"Insane Ninja Knight".to_string()),
+        "{ninjutsu:?}"
+    );
+    assert!(!in_starting_army(
+        Variant::Ninjutsu,
+        Role::InsaneNinjaKnight
+    ));
+    // Dropped Ninja Pawns stand on the board; those in hand are a kind of their own.
+    let drops = names(Variant::InsaneNinjaDrops);
+    assert!(drops.contains(&"Ninja Pawn".to_string()), "{drops:?}");
+    assert_eq!(drops.last().map(String::as_str), Some("Ninja Pawn in hand"));
+}
+
+#[test]
+fn a_piece_that_only_promotion_brings_is_valued_from_the_games() {
+    let truth = [
+        (Role::Pawn, 1.0),
+        (Role::Knight, 3.0),
+        (Role::InsaneNinjaKnight, 9.0),
+    ];
+    let mut rng = StdRng::seed_from_u64(9);
+    let games: Vec<GameRecord> = (0..6000)
+        .map(|id| synthetic_game(id, &mut rng, &truth))
+        .collect();
+    let kinds = PieceKind::of_variant(Variant::Ninjutsu);
+    let measured = outcome_regression(&games, &kinds, 200, 7).unwrap();
+    let e = find(
+        &measured.estimates,
+        PieceKind::Board(Role::InsaneNinjaKnight),
+    );
+    assert!(
+        e.low <= 9.0 && 9.0 <= e.high,
+        "{:.2} [{:.2}, {:.2}]",
+        e.value,
+        e.low,
+        e.high
+    );
 }
 
 #[test]
