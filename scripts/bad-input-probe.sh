@@ -107,6 +107,8 @@ check refuse model init --variant chess --preset tiny --out "$work/chess.safeten
 check refuse moves --variant chess --fen "not a fen"
 check refuse perft --variant nonsense --depth 1
 check refuse values --variant chess --data "$work/nonexistent" --games 0
+check refuse values --variant chess --data "$work/chess-games" --data "$work/nonexistent" --games 0
+check refuse values --variant asylum --data "$work/chess-games" --games 0
 
 # Files whose numbers lie, and numbers a spec or a file cannot honour.
 for edit in 's/"channels": [0-9]*/"channels": 0/' 's/"blocks": [0-9]*/"blocks": 2000000000/' \
