@@ -156,8 +156,8 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
 }
 
 /// Per-kind values in Pawns (coefficient over the Pawn's) from pooled rows weighted by
-/// per-game weights; None where the Pawn's coefficient is not positive.
-fn values(pooled: &Pooled, weights: &[f64], pawn: usize) -> Option<Vec<f64>> {
+/// per-game weights; the Pawn's coefficient (log-odds) where it is not positive.
+fn values(pooled: &Pooled, weights: &[f64], pawn: usize) -> Result<Vec<f64>, f64> {
     let mut counts = vec![0.0; pooled.keys.len()];
     let mut points = vec![0.0; pooled.keys.len()];
     for (rows, &w) in pooled.games.iter().zip(weights) {
@@ -168,7 +168,11 @@ fn values(pooled: &Pooled, weights: &[f64], pawn: usize) -> Option<Vec<f64>> {
     }
     let beta = fit(&pooled.keys, &counts, &points);
     let unit = beta[pawn + 1];
-    (unit > 1e-6).then(|| beta[1..].iter().map(|b| b / unit).collect())
+    if unit > 1e-6 {
+        Ok(beta[1..].iter().map(|b| b / unit).collect())
+    } else {
+        Err(unit)
+    }
 }
 
 /// The outcome regression over `games`: the value of each kind that varies in enough games
@@ -203,15 +207,17 @@ pub fn outcome_regression(
         .flatten()
         .map(|&(_, n, _)| n as usize)
         .sum();
-    let point = values(&pooled, &vec![1.0; games.len()], pawn).ok_or(
-        "the Pawn's coefficient is not positive: too few decisive games with a Pawn imbalance",
-    )?;
+    let point = values(&pooled, &vec![1.0; games.len()], pawn).map_err(|unit| {
+        format!(
+            "the Pawn's coefficient is not positive ({unit:+.3} log-odds): in these games a Pawn more does not score better, so the Pawn cannot be the unit"
+        )
+    })?;
     let mut rng = StdRng::seed_from_u64(seed);
     let poisson = Poisson::new(1.0).expect("a positive rate");
     let replicates: Vec<Vec<f64>> = (0..bootstrap)
         .map(|_| {
             let weights: Vec<f64> = games.iter().map(|_| poisson.sample(&mut rng)).collect();
-            values(&pooled, &weights, pawn).unwrap_or_else(|| vec![f64::NAN; kinds.len()])
+            values(&pooled, &weights, pawn).unwrap_or_else(|_| vec![f64::NAN; kinds.len()])
         })
         .collect();
     Measurement::judge(

@@ -147,6 +147,23 @@ fn regression_needs_a_pawn_imbalance() {
 }
 
 #[test]
+fn a_pawn_that_does_not_help_to_win_cannot_be_the_unit() {
+    // A Pawn more costs here: the regression says so, with the coefficient, and values
+    // nothing in Pawns.
+    let truth = [(Role::Pawn, -1.0), (Role::Knight, 3.0)];
+    let mut rng = StdRng::seed_from_u64(4);
+    let games: Vec<GameRecord> = (0..2000)
+        .map(|id| synthetic_game(id, &mut rng, &truth))
+        .collect();
+    let error = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap_err();
+    assert!(
+        error.starts_with("the Pawn's coefficient is not positive (-0.")
+            && error.ends_with("a Pawn more does not score better, so the Pawn cannot be the unit"),
+        "{error}"
+    );
+}
+
+#[test]
 fn handicaps_take_the_traditional_pieces_off() {
     let start = Position::start(Variant::Chess);
     let squares = |color, role, count| -> Vec<String> {
