@@ -123,11 +123,15 @@ fn default_square_penalties(variant: &str) -> Option<Vec<f64>> {
 }
 
 /// The search value share of a new evaluation run of `variant` when none is named: half on
-/// asylum, from the first window without the first player's games (its loop ahead at 100
-/// ms per move on three run seeds of three, README's lever table); elsewhere none, the
-/// results alone (insane-ninja's loop ends behind with it).
+/// asylum and ninjutsu, from the first window without the first player's games (asylum's
+/// loop ahead at 100 ms per move on three run seeds of three; ninjutsu's ahead head to head
+/// at depth 2 and not behind at 100 ms, one run seed; README's lever table); elsewhere
+/// none, the results alone (insane-ninja's loop ends behind with it).
 fn default_value_target_mix(variant: &str) -> Option<f64> {
-    (variant == Variant::Asylum.id()).then_some(0.5)
+    [Variant::Asylum, Variant::Ninjutsu]
+        .iter()
+        .any(|v| v.id() == variant)
+        .then_some(0.5)
 }
 
 /// Everything a run needs to continue: written once as `run.toml` in the run directory, and
@@ -780,7 +784,7 @@ mod tests {
     }
 
     #[test]
-    fn asylums_evaluation_runs_take_half_the_search_value_unless_a_share_is_named() {
+    fn asylum_and_ninjutsu_evaluation_runs_take_half_the_search_value_unless_a_share_is_named() {
         let evaluation = |variant, value_target_mix| {
             RunConfig {
                 value_target_mix,
@@ -789,9 +793,11 @@ mod tests {
             .learning_an_evaluation()
             .value_target_mix
         };
-        assert_eq!(evaluation(Variant::Asylum, None), Some(0.5));
-        assert_eq!(evaluation(Variant::Asylum, Some(0.0)), Some(0.0));
-        for variant in [Variant::InsaneNinja, Variant::Chess] {
+        for variant in [Variant::Asylum, Variant::Ninjutsu] {
+            assert_eq!(evaluation(variant, None), Some(0.5));
+            assert_eq!(evaluation(variant, Some(0.0)), Some(0.0));
+        }
+        for variant in [Variant::InsaneNinja, Variant::Palace, Variant::Chess] {
             assert_eq!(evaluation(variant, None), None);
             assert_eq!(evaluation(variant, Some(0.5)), Some(0.5));
         }

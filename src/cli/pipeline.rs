@@ -141,9 +141,9 @@ pub struct PipelineArgs {
     /// With --model evaluation: the share of the player's search value in each fitted
     /// position's target, the rest the game's result, as `fit-eval --value-target-mix`;
     /// a window that holds the first player's games (generation 0's) is fitted to the
-    /// results alone; 0 fits every window to the results alone. Measured ahead on asylum,
-    /// behind on insane-ninja (docs/levers.md) (default: 0.5 on asylum, the results alone
-    /// elsewhere). [range: 0 to 1]
+    /// results alone; 0 fits every window to the results alone. Measured ahead on asylum
+    /// and ninjutsu, behind on insane-ninja (docs/levers.md) (default: 0.5 on asylum and
+    /// ninjutsu, the results alone elsewhere). [range: 0 to 1]
     #[arg(long, value_parser = real(0.0, 1.0, false))]
     value_target_mix: Option<f64>,
     /// Shards per arena. [range: 1 to 10000]
