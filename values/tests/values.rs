@@ -34,6 +34,14 @@ fn lines_of(not_enough: &[NotEnoughData]) -> Vec<String> {
     not_enough.iter().map(NotEnoughData::line).collect()
 }
 
+/// `count` games of [`synthetic_game`], ids from 0, drawn with an rng seeded with `seed`.
+fn synthetic_games(count: u64, seed: u64, true_values: &[(Role, f64)]) -> Vec<GameRecord> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..count)
+        .map(|id| synthetic_game(id, &mut rng, true_values))
+        .collect()
+}
+
 /// A game of `plies` positions with the given material per colour
 /// and White's result drawn from `P(White wins) = sigmoid(0.4 * value difference)`.
 fn synthetic_game(id: u64, rng: &mut StdRng, true_values: &[(Role, f64)]) -> GameRecord {
@@ -81,10 +89,7 @@ fn synthetic_game(id: u64, rng: &mut StdRng, true_values: &[(Role, f64)]) -> Gam
 #[test]
 fn outcome_regression_recovers_the_values_behind_the_results() {
     let truth = [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Rook, 5.0)];
-    let mut rng = StdRng::seed_from_u64(1);
-    let games: Vec<GameRecord> = (0..6000)
-        .map(|id| synthetic_game(id, &mut rng, &truth))
-        .collect();
+    let games = synthetic_games(6000, 1, &truth);
     let kinds = [PAWN, KNIGHT, BISHOP, ROOK];
     let measured = outcome_regression(&games, &kinds, 200, 7).unwrap();
     let estimates = &measured.estimates;
@@ -121,10 +126,7 @@ fn outcome_regression_recovers_the_values_behind_the_results() {
 fn regression_skips_positions_in_the_middle_of_an_exchange() {
     // White is a Knight up only in the position whose move takes it back: not quiet, so
     // nothing is measured for the Knight.
-    let mut rng = StdRng::seed_from_u64(2);
-    let mut games: Vec<GameRecord> = (0..400)
-        .map(|id| synthetic_game(id, &mut rng, &[(Role::Pawn, 1.0)]))
-        .collect();
+    let mut games = synthetic_games(400, 2, &[(Role::Pawn, 1.0)]);
     for game in &mut games {
         game.positions[1].material[Color::White][Role::Knight] = 1;
     }
@@ -138,10 +140,7 @@ fn regression_skips_positions_in_the_middle_of_an_exchange() {
 
 #[test]
 fn regression_needs_a_pawn_imbalance() {
-    let mut rng = StdRng::seed_from_u64(3);
-    let games: Vec<GameRecord> = (0..50)
-        .map(|id| synthetic_game(id, &mut rng, &[(Role::Knight, 3.0)]))
-        .collect();
+    let games = synthetic_games(50, 3, &[(Role::Knight, 3.0)]);
     let error = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap_err();
     assert!(error.contains("Pawn"), "{error}");
 }
@@ -151,10 +150,7 @@ fn a_pawn_that_does_not_help_to_win_cannot_be_the_unit() {
     // A Pawn more costs here: the regression says so, with the coefficient, and values
     // nothing in Pawns.
     let truth = [(Role::Pawn, -1.0), (Role::Knight, 3.0)];
-    let mut rng = StdRng::seed_from_u64(4);
-    let games: Vec<GameRecord> = (0..2000)
-        .map(|id| synthetic_game(id, &mut rng, &truth))
-        .collect();
+    let games = synthetic_games(2000, 4, &truth);
     let error = outcome_regression(&games, &[PAWN, KNIGHT], 50, 1).unwrap_err();
     assert!(
         error.starts_with("the Pawn's coefficient is not positive (-0.")
@@ -243,10 +239,7 @@ fn a_piece_that_only_promotion_brings_is_valued_from_the_games() {
         (Role::Knight, 3.0),
         (Role::InsaneNinjaKnight, 9.0),
     ];
-    let mut rng = StdRng::seed_from_u64(9);
-    let games: Vec<GameRecord> = (0..6000)
-        .map(|id| synthetic_game(id, &mut rng, &truth))
-        .collect();
+    let games = synthetic_games(6000, 9, &truth);
     let kinds = PieceKind::of_variant(Variant::Ninjutsu);
     let measured = outcome_regression(&games, &kinds, 200, 7).unwrap();
     let e = find(
@@ -359,10 +352,7 @@ fn the_probe_reads_back_an_evaluators_material_values() {
 #[test]
 fn two_games_are_not_enough_to_value_anything() {
     let truth = [(Role::Pawn, 1.0), (Role::Rook, 5.0), (Role::Queen, 9.0)];
-    let mut rng = StdRng::seed_from_u64(6);
-    let games: Vec<GameRecord> = (0..2)
-        .map(|id| synthetic_game(id, &mut rng, &truth))
-        .collect();
+    let games = synthetic_games(2, 6, &truth);
     let kinds = PieceKind::of_variant(Variant::Chess);
     let error = outcome_regression(&games, &kinds, 200, 1).unwrap_err();
     assert!(
@@ -374,10 +364,7 @@ fn two_games_are_not_enough_to_value_anything() {
 #[test]
 fn a_piece_rarely_unbalanced_gets_no_value_and_no_verdict() {
     let truth = [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Rook, 5.0)];
-    let mut rng = StdRng::seed_from_u64(8);
-    let mut games: Vec<GameRecord> = (0..3000)
-        .map(|id| synthetic_game(id, &mut rng, &truth))
-        .collect();
+    let mut games = synthetic_games(3000, 8, &truth);
     // White is a Queen up in the few games just short of the minimum.
     let few = MIN_SAMPLES - 1;
     for game in games.iter_mut().take(few) {
